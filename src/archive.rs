@@ -1,0 +1,465 @@
+//! Reading archives: [`Archive`] is a read-only handle that any number of threads
+//! can use at once.
+//!
+//! Each thread borrows its own SQLite connection from a small pool for the duration
+//! of one query (no lock is held while SQLite works), and shard bytes are read with
+//! positioned reads or through memory maps. Full reads verify the stored CRC32C;
+//! range reads and zero-copy views do not.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::ToSql;
+
+use crate::crc;
+use crate::entry::{DirInfo, Entry, FileInfo, Order};
+use crate::error::{Error, Result, SqlContext};
+use crate::glob::{Glob, GlobOptions};
+use crate::index::{Cursor, Index, DIR_COLS, FILE_COLS};
+use crate::layout::Layout;
+use crate::path as mpath;
+use crate::schema::Version;
+use crate::shard::{MappedFile, ShardSet};
+
+/// Options for [`Archive::open_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenOptions {
+    /// Skip the shard checks done on open (contiguous numbering, every shard the
+    /// index refers to present). Used by `verify`, which reports these itself.
+    pub lenient: bool,
+}
+
+/// Files of at most this size are read whole and checked before any byte is
+/// written out by [`Archive::write_to`].
+pub const WHOLE_READ_LIMIT: u64 = 64 << 20;
+
+/// A read-only archive.
+pub struct Archive {
+    layout: Layout,
+    shards: ShardSet,
+    pool: Mutex<Vec<Index>>,
+    version: Version,
+    warnings: Vec<String>,
+}
+
+/// The entries directly inside a directory.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub dirs: Vec<DirInfo>,
+    pub files: Vec<FileInfo>,
+}
+
+impl Archive {
+    /// Open the archive at `path` (index at `path`, or legacy `path-sqlite-index`).
+    /// Fails clearly when a shard is missing: a gap in the shard numbering, or a file
+    /// row that refers to a shard that does not exist.
+    pub fn open(path: impl AsRef<Path>) -> Result<Archive> {
+        Self::open_with(path, OpenOptions::default())
+    }
+
+    /// Open with options.
+    pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Archive> {
+        let layout = Layout::resolve(path.as_ref());
+        if !layout.index().is_file() {
+            return Err(Error::ArchiveNotFound {
+                path: path.as_ref().to_path_buf(),
+            });
+        }
+        let index = Index::open_read(layout.index())?;
+        if !opts.lenient {
+            let shards = layout.contiguous_shards()?;
+            if let Some(max) = index.max_shard()? {
+                if max < 0 || max as u64 >= shards.len() as u64 {
+                    let n = max.max(0) as u64;
+                    return Err(Error::MissingShard {
+                        path: layout.shard_path(n),
+                        shard: n,
+                        detail: format!(
+                            "the index refers to shard {max} but {} shard file(s) exist",
+                            shards.len()
+                        ),
+                    });
+                }
+            }
+        }
+        let version = index.version();
+        let warnings = index.warnings();
+        Ok(Archive {
+            shards: ShardSet::new(layout.clone()),
+            layout,
+            pool: Mutex::new(vec![index]),
+            version,
+            warnings,
+        })
+    }
+
+    /// Run `f` with an index connection of this thread's own (borrowed from the pool).
+    pub fn with_index<T>(&self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
+        let pooled = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let index = match pooled {
+            Some(i) => i,
+            None => Index::open_read(self.layout.index())?,
+        };
+        let result = f(&index);
+        self.pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(index);
+        result
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn shards(&self) -> &ShardSet {
+        &self.shards
+    }
+
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Warnings about the archive (old schema, …), for the user.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The stored shard size limit.
+    pub fn shard_size_limit(&self) -> Result<u64> {
+        self.with_index(|i| i.shard_size_limit())
+    }
+
+    // ------------------------------------------------------------------ lookups
+
+    /// The file or directory at `path` (normalized first), if any.
+    pub fn lookup(&self, path: &str) -> Result<Option<Entry>> {
+        let p = mpath::normalize(path);
+        self.with_index(|i| {
+            if let Some(f) = i.file(&p)? {
+                return Ok(Some(Entry::File(f)));
+            }
+            Ok(i.dir(&p)?.map(Entry::Dir))
+        })
+    }
+
+    /// Like [`lookup`](Self::lookup), but a missing path is an error.
+    pub fn stat(&self, path: &str) -> Result<Entry> {
+        self.lookup(path)?
+            .ok_or_else(|| Error::NotFound(mpath::normalize(path)))
+    }
+
+    /// The file at `path`; a directory or a missing path is an error.
+    pub fn file_info(&self, path: &str) -> Result<FileInfo> {
+        match self.stat(path)? {
+            Entry::File(f) => Ok(f),
+            Entry::Dir(d) => Err(Error::IsADirectory(d.path)),
+        }
+    }
+
+    /// Does anything exist at `path`?
+    pub fn exists(&self, path: &str) -> Result<bool> {
+        Ok(self.lookup(path)?.is_some())
+    }
+
+    /// The root directory row (its counters give the number of files and bytes).
+    pub fn root(&self) -> Result<DirInfo> {
+        self.with_index(|i| i.dir(""))?
+            .ok_or_else(|| Error::corrupt(self.layout.index(), "no root directory row"))
+    }
+
+    /// Exact number of files (counted, not taken from the statistics).
+    pub fn count_files(&self) -> Result<u64> {
+        self.with_index(|i| i.count_files())
+    }
+
+    // ------------------------------------------------------------------ reading
+
+    /// The whole content of the file at `path`, CRC-checked.
+    pub fn read(&self, path: &str) -> Result<Vec<u8>> {
+        let fi = self.file_info(path)?;
+        self.read_file(&fi)
+    }
+
+    /// The whole content of `fi`, CRC-checked.
+    pub fn read_file(&self, fi: &FileInfo) -> Result<Vec<u8>> {
+        let data = self.shards.read(fi)?;
+        check_crc(fi, &data)?;
+        Ok(data)
+    }
+
+    /// `len` bytes of `fi` from `offset` (clamped to the file), not CRC-checked.
+    pub fn read_range(&self, fi: &FileInfo, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let start = offset.min(fi.size);
+        let n = len.min(fi.size - start);
+        self.shards.check_extent(fi)?;
+        let mut buf = vec![0u8; n as usize];
+        self.shards.read_into(fi, start, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Zero-copy view of `fi`'s bytes in the shard's memory map; not CRC-checked.
+    /// The view stays valid while the shard is not truncated by another process.
+    pub fn map(&self, fi: &FileInfo) -> Result<MappedFile> {
+        self.shards.slice(fi)
+    }
+
+    /// Zero-copy view of `fi`'s bytes, CRC-checked.
+    pub fn map_verified(&self, fi: &FileInfo) -> Result<MappedFile> {
+        let m = self.shards.slice(fi)?;
+        check_crc(fi, &m)?;
+        Ok(m)
+    }
+
+    /// Write `fi`'s content to `out`, CRC-checked. Files up to [`WHOLE_READ_LIMIT`]
+    /// are checked before anything is written; larger ones are streamed and a
+    /// mismatch is reported at the end.
+    pub fn write_to(&self, fi: &FileInfo, out: &mut dyn Write) -> Result<()> {
+        let stdout_err = |e| Error::io("<output>", e);
+        if fi.size <= WHOLE_READ_LIMIT {
+            let data = self.read_file(fi)?;
+            return out.write_all(&data).map_err(stdout_err);
+        }
+        self.shards.check_extent(fi)?;
+        let mut crc = crc::Crc32c::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0u64;
+        while at < fi.size {
+            let n = (fi.size - at).min(buf.len() as u64) as usize;
+            self.shards.read_into(fi, at, &mut buf[..n])?;
+            crc.update(&buf[..n]);
+            out.write_all(&buf[..n]).map_err(stdout_err)?;
+            at += n as u64;
+        }
+        compare_crc(fi, crc.value())
+    }
+
+    // ------------------------------------------------------------------ listing
+
+    /// The subdirectories and files directly in `dir`, each sorted by path.
+    pub fn listdir(&self, dir: &str) -> Result<Listing> {
+        let d = mpath::normalize(dir);
+        self.with_index(|i| {
+            if !i.is_dir(&d)? {
+                return Err(if i.is_file(&d)? {
+                    Error::NotADirectory(d)
+                } else {
+                    Error::NotFound(d)
+                });
+            }
+            Ok(Listing {
+                dirs: i.child_dirs(&d)?,
+                files: i.child_files(&d)?,
+            })
+        })
+    }
+
+    /// Walk the tree below `dir` top-down, like `os.walk`: one [`Listing`] per
+    /// directory, subdirectories visited in path order.
+    pub fn walk(&self, dir: &str) -> Walk<'_> {
+        Walk {
+            archive: self,
+            stack: vec![mpath::normalize(dir)],
+            started: false,
+        }
+    }
+
+    /// Files in the given order, optionally only those below `within` (`""` = all).
+    /// Rows are fetched in pages, so no read transaction is held across the walk.
+    pub fn files(&self, order: Order, within: &str) -> FileIter<'_> {
+        FileIter {
+            archive: self,
+            order,
+            within: mpath::normalize(within),
+            cursor: Cursor::start(),
+            buf: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    /// All directories below `within` and `within` itself, in path order.
+    pub fn dirs(&self, within: &str) -> Result<Vec<DirInfo>> {
+        let within = mpath::normalize(within);
+        let mut out: Vec<DirInfo> = Vec::new();
+        loop {
+            let after = out.last().map(|d| d.path.clone());
+            let page = self.with_index(|i| i.dirs_page(after.as_deref(), &within, 4096))?;
+            if page.is_empty() {
+                return Ok(out);
+            }
+            out.extend(page);
+        }
+    }
+
+    /// Files and directories whose whole path matches `pattern`, sorted by path. The
+    /// root is never matched.
+    pub fn glob(&self, pattern: &str, opts: GlobOptions) -> Result<Vec<Entry>> {
+        let glob = Glob::new(pattern, opts)?;
+        let prefix = glob.literal_prefix().as_bytes().to_vec();
+        let upper = prefix_upper_bound(&prefix);
+        let mut out = Vec::new();
+        self.with_index(|i| {
+            for (table, cols) in [("files", FILE_COLS), ("dirs", DIR_COLS)] {
+                let sql = format!(
+                    "SELECT {cols} FROM {table} WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) \
+                     AND path != '' ORDER BY path"
+                );
+                let mut stmt = i.conn().prepare_cached(&sql).at(i.path())?;
+                let lo = RawText(&prefix);
+                let hi = upper.as_deref().map(RawText);
+                let mut rows = stmt.query((&lo, &hi)).at(i.path())?;
+                while let Some(row) = rows.next().at(i.path())? {
+                    let path: &str = match row.get_ref(0).at(i.path())? {
+                        ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
+                        _ => "",
+                    };
+                    if !glob.is_match(path) {
+                        continue;
+                    }
+                    out.push(if table == "files" {
+                        Entry::File(i.decode_file(row)?)
+                    } else {
+                        Entry::Dir(i.decode_dir(row)?)
+                    });
+                }
+            }
+            Ok(())
+        })?;
+        out.sort_by(|a, b| a.path().cmp(b.path()));
+        Ok(out)
+    }
+}
+
+/// Bind raw bytes as SQLite TEXT (for range bounds that need not be valid UTF-8).
+struct RawText<'a>(&'a [u8]);
+
+impl ToSql for RawText<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
+    }
+}
+
+/// The smallest byte string greater than every string that starts with `prefix`,
+/// or `None` when there is none (empty prefix or all 0xFF).
+fn prefix_upper_bound(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut hi = prefix.to_vec();
+    while let Some(last) = hi.pop() {
+        if last < 0xFF {
+            hi.push(last + 1);
+            return Some(hi);
+        }
+    }
+    None
+}
+
+fn compare_crc(fi: &FileInfo, actual: u32) -> Result<()> {
+    match fi.crc32c {
+        Some(expected) if expected != actual => Err(Error::CrcMismatch {
+            member: fi.path.clone(),
+            expected,
+            actual,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Error unless `data` has `fi`'s stored CRC (a NULL CRC always passes).
+pub fn check_crc(fi: &FileInfo, data: &[u8]) -> Result<()> {
+    match fi.crc32c {
+        Some(_) => compare_crc(fi, crc::crc32c(data)),
+        None => Ok(()),
+    }
+}
+
+/// Iterator over files, fetched page by page. See [`Archive::files`].
+pub struct FileIter<'a> {
+    archive: &'a Archive,
+    order: Order,
+    within: String,
+    cursor: Cursor,
+    buf: VecDeque<FileInfo>,
+    done: bool,
+}
+
+const PAGE: usize = 4096;
+
+impl Iterator for FileIter<'_> {
+    type Item = Result<FileInfo>;
+
+    fn next(&mut self) -> Option<Result<FileInfo>> {
+        if self.buf.is_empty() && !self.done {
+            let page = self
+                .archive
+                .with_index(|i| i.files_page(self.order, &self.cursor, &self.within, PAGE));
+            match page {
+                Ok((rows, next)) => {
+                    self.done = rows.len() < PAGE;
+                    self.cursor = next;
+                    self.buf.extend(rows);
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        self.buf.pop_front().map(Ok)
+    }
+}
+
+/// Top-down walk over directories. See [`Archive::walk`].
+pub struct Walk<'a> {
+    archive: &'a Archive,
+    stack: Vec<String>,
+    started: bool,
+}
+
+/// One directory of a walk.
+#[derive(Debug, Clone)]
+pub struct WalkEntry {
+    pub dir: String,
+    pub listing: Listing,
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Result<WalkEntry>;
+
+    fn next(&mut self) -> Option<Result<WalkEntry>> {
+        let dir = self.stack.pop()?;
+        let first = !self.started;
+        self.started = true;
+        match self.archive.listdir(&dir) {
+            Ok(listing) => {
+                self.stack
+                    .extend(listing.dirs.iter().rev().map(|d| d.path.clone()));
+                Some(Ok(WalkEntry { dir, listing }))
+            }
+            // A directory that vanished between listing and visiting is skipped;
+            // only a missing starting point is an error.
+            Err(Error::NotFound(_)) if !first => self.next(),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archive_is_shareable() {
+        fn is_sync<T: Sync + Send>() {}
+        is_sync::<Archive>();
+    }
+
+    #[test]
+    fn upper_bounds() {
+        assert_eq!(prefix_upper_bound(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_upper_bound(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_upper_bound(b""), None);
+        assert_eq!(prefix_upper_bound(b"\xff"), None);
+    }
+}

@@ -1,0 +1,207 @@
+//! The library's error type.
+//!
+//! Every variant renders as one line that names the path (archive file, shard, or
+//! member path) and the problem, so that command-line tools can print it as is.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Result alias used throughout the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while reading or writing a barecat archive.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An I/O error on a file of the file system.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    /// An error reported by SQLite for the index at `path`.
+    #[error("{}: {}", path.display(), sqlite_message(source))]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// The index holds something that breaks the format: a wrong column type, a
+    /// negative size, a missing config row, and so on.
+    #[error("{}: corrupt index: {detail}", path.display())]
+    CorruptIndex { path: PathBuf, detail: String },
+
+    /// The file at `path` is not a barecat index.
+    #[error("{}: not a barecat archive ({detail})", path.display())]
+    NotAnArchive { path: PathBuf, detail: String },
+
+    /// No archive at the given path.
+    #[error("{}: no such archive", path.display())]
+    ArchiveNotFound { path: PathBuf },
+
+    /// An archive exists where a new one was to be created.
+    #[error("{}: archive already exists", path.display())]
+    ArchiveExists { path: PathBuf },
+
+    /// The schema version of the index is not one we can handle in this mode.
+    #[error("{}: {detail}", path.display())]
+    UnsupportedSchema { path: PathBuf, detail: String },
+
+    /// A shard the index needs is missing, or the shard numbering has a gap.
+    #[error("{}: missing shard {shard} ({detail})", path.display())]
+    MissingShard {
+        path: PathBuf,
+        shard: u64,
+        detail: String,
+    },
+
+    /// A file row points at bytes that its shard does not hold, or at an impossible
+    /// place (negative or absurd offset or size).
+    #[error("{member}: bad extent (shard {shard}, offset {offset}, size {size}): {detail}")]
+    BadExtent {
+        member: String,
+        shard: i64,
+        offset: i64,
+        size: i64,
+        detail: String,
+    },
+
+    /// The CRC32C of the bytes read differs from the stored one.
+    #[error("{member}: CRC32C mismatch (stored {expected}, computed {actual})")]
+    CrcMismatch {
+        member: String,
+        expected: u32,
+        actual: u32,
+    },
+
+    /// A member path that may not be stored (`..`, absolute, NUL, empty).
+    #[error("{path:?}: invalid archive path: {reason}")]
+    InvalidPath { path: String, reason: &'static str },
+
+    /// A member path that is not in the archive.
+    #[error("{0}: no such file or directory in archive")]
+    NotFound(String),
+
+    /// The path exists as a file.
+    #[error("{0}: already exists in archive as a file")]
+    FileExists(String),
+
+    /// The path exists as a directory.
+    #[error("{0}: is a directory in archive")]
+    IsADirectory(String),
+
+    /// A parent of the path exists as a file, or the path is a file where a
+    /// directory is needed.
+    #[error("{0}: a parent is a file in archive, not a directory")]
+    NotADirectory(String),
+
+    /// A directory that must be empty is not.
+    #[error("{0}: directory not empty")]
+    DirectoryNotEmpty(String),
+
+    /// A request that makes no sense for the archive (renaming the root into itself, …).
+    #[error("{0}")]
+    InvalidOperation(String),
+
+    /// Another process holds the writer lock.
+    #[error("{}: archive is being written by another process", path.display())]
+    Locked { path: PathBuf },
+
+    /// A shard is a symbolic link and writing through it was not allowed.
+    #[error(
+        "{}: shard is a symbolic link (a symlink-merged archive); refusing to write through it",
+        path.display()
+    )]
+    SymlinkedShard { path: PathBuf },
+
+    /// The archive can only be read (for example schema 0.2, or opened read-only).
+    #[error("{}: archive is read-only: {reason}", path.display())]
+    ReadOnly { path: PathBuf, reason: String },
+
+    /// A size string such as `10G` that could not be parsed.
+    #[error("invalid size {0:?} (expected a number with an optional K, M, G, T or P suffix)")]
+    InvalidSize(String),
+
+    /// A glob pattern that could not be compiled.
+    #[error("invalid pattern {pattern:?}: {detail}")]
+    InvalidPattern { pattern: String, detail: String },
+
+    /// A source changed while it was being read.
+    #[error("{path}: {detail}")]
+    SourceChanged { path: String, detail: String },
+
+    /// The operation was interrupted (Ctrl-C).
+    #[error("interrupted")]
+    Interrupted,
+}
+
+fn sqlite_message(e: &rusqlite::Error) -> String {
+    // rusqlite's Display for SqliteFailure with a message is already one line.
+    e.to_string().replace('\n', " ")
+}
+
+impl Error {
+    /// Wrap an I/O error with the path it concerns.
+    pub fn io(path: impl AsRef<Path>, source: io::Error) -> Self {
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+
+    /// Wrap an SQLite error with the index path it concerns.
+    pub fn sqlite(path: impl AsRef<Path>, source: rusqlite::Error) -> Self {
+        Error::Sqlite {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+
+    /// A corrupt-index error.
+    pub fn corrupt(path: impl AsRef<Path>, detail: impl Into<String>) -> Self {
+        Error::CorruptIndex {
+            path: path.as_ref().to_path_buf(),
+            detail: detail.into(),
+        }
+    }
+
+    /// True when this error is about one member and processing may go on with the
+    /// next one (as opposed to an error of the archive or the file system as a whole).
+    pub fn is_per_member(&self) -> bool {
+        matches!(
+            self,
+            Error::InvalidPath { .. }
+                | Error::NotFound(_)
+                | Error::FileExists(_)
+                | Error::IsADirectory(_)
+                | Error::NotADirectory(_)
+                | Error::SourceChanged { .. }
+                | Error::CrcMismatch { .. }
+                | Error::BadExtent { .. }
+        )
+    }
+}
+
+/// Extension to attach a path to `io::Result`s.
+pub(crate) trait IoContext<T> {
+    fn at(self, path: impl AsRef<Path>) -> Result<T>;
+}
+
+impl<T> IoContext<T> for io::Result<T> {
+    fn at(self, path: impl AsRef<Path>) -> Result<T> {
+        self.map_err(|e| Error::io(path, e))
+    }
+}
+
+/// Extension to attach an index path to `rusqlite::Result`s.
+pub(crate) trait SqlContext<T> {
+    fn at(self, path: impl AsRef<Path>) -> Result<T>;
+}
+
+impl<T> SqlContext<T> for rusqlite::Result<T> {
+    fn at(self, path: impl AsRef<Path>) -> Result<T> {
+        self.map_err(|e| Error::sqlite(path, e))
+    }
+}

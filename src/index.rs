@@ -1,0 +1,865 @@
+//! The SQLite index: opening it safely, reading rows, and keeping the directory
+//! statistics right.
+//!
+//! Connections are hardened for indexes from untrusted sources: defensive mode,
+//! `trusted_schema` off, and on read-only connections triggers and views are
+//! disabled outright, so that an index carrying malicious triggers or views executes
+//! nothing when we only read it. Rows are decoded with explicit type and range
+//! checks: a corrupt row is an error naming the row, never a panic.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::config::DbConfig;
+use rusqlite::types::ValueRef;
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
+
+use crate::entry::{DirInfo, FileInfo, Meta, Order};
+use crate::error::{Error, Result, SqlContext};
+use crate::path as mpath;
+use crate::schema::{self, Version};
+
+/// Columns selected for a `FileInfo`, in decoding order.
+pub(crate) const FILE_COLS: &str = "path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns";
+/// Columns selected for a `DirInfo`, in decoding order.
+pub(crate) const DIR_COLS: &str =
+    "path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns";
+
+/// SQL for the parent of the column `x`, identical to the generated column.
+pub(crate) fn parent_sql(x: &str) -> String {
+    format!("rtrim(rtrim({x}, replace({x}, '/', '')), '/')")
+}
+
+/// Wall-clock time in nanoseconds since the epoch.
+pub fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+/// How an index is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    ReadOnly,
+    ReadWrite,
+}
+
+/// An open SQLite index.
+pub struct Index {
+    conn: Connection,
+    path: PathBuf,
+    access: Access,
+    version: Version,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("path", &self.path)
+            .field("access", &self.access)
+            .field("version", &self.version)
+            .finish()
+    }
+}
+
+fn harden(conn: &Connection, access: Access) -> rusqlite::Result<()> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_ATTACH_CREATE, false)?;
+    if access == Access::ReadOnly {
+        // Reading never needs triggers or views; with them off, an index that carries
+        // malicious ones cannot run anything, and a `files` view is refused.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false)?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
+    }
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.execute_batch(
+        "PRAGMA cell_size_check = ON;
+         PRAGMA temp_store = MEMORY;
+         PRAGMA cache_size = -32000;",
+    )?;
+    if access == Access::ReadWrite {
+        conn.execute_batch("PRAGMA recursive_triggers = ON; PRAGMA foreign_keys = ON;")?;
+    }
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+fn is_code(e: &rusqlite::Error, code: ErrorCode) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == code)
+}
+
+fn not_an_archive(path: &Path, e: rusqlite::Error) -> Error {
+    if is_code(&e, ErrorCode::NotADatabase) {
+        Error::NotAnArchive {
+            path: path.to_path_buf(),
+            detail: "not an SQLite database".into(),
+        }
+    } else {
+        Error::sqlite(path, e)
+    }
+}
+
+impl Index {
+    /// Open an existing index read-only. A hot journal left by a killed writer is
+    /// rolled back first (through a short-lived read-write connection) when the file
+    /// system allows it.
+    pub fn open_read(path: &Path) -> Result<Index> {
+        if !path.is_file() {
+            return Err(Error::ArchiveNotFound {
+                path: path.to_path_buf(),
+            });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open = || -> rusqlite::Result<Connection> {
+            let conn = Connection::open_with_flags(path, flags)?;
+            harden(&conn, Access::ReadOnly)?;
+            conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
+            Ok(conn)
+        };
+        let conn = match open() {
+            Ok(c) => c,
+            Err(e) if is_code(&e, ErrorCode::ReadOnly) || is_code(&e, ErrorCode::CannotOpen) => {
+                Self::recover_hot_journal(path).map_err(|_| Error::sqlite(path, e))?;
+                open().map_err(|e| not_an_archive(path, e))?
+            }
+            Err(e) => return Err(not_an_archive(path, e)),
+        };
+        Self::finish_open(conn, path, Access::ReadOnly)
+    }
+
+    fn recover_hot_journal(path: &Path) -> rusqlite::Result<()> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
+    }
+
+    /// Open an index for writing. With `create`, a missing index (or an empty
+    /// database file) gets the schema and the root directory.
+    pub fn open_write(path: &Path, create: bool) -> Result<Index> {
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        } else if !path.is_file() {
+            return Err(Error::ArchiveNotFound {
+                path: path.to_path_buf(),
+            });
+        }
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| not_an_archive(path, e))?;
+        harden(&conn, Access::ReadWrite).map_err(|e| not_an_archive(path, e))?;
+        let empty: bool = conn
+            .query_row("SELECT count(*) = 0 FROM sqlite_schema", [], |r| r.get(0))
+            .map_err(|e| not_an_archive(path, e))?;
+        if empty {
+            if !create {
+                return Err(Error::NotAnArchive {
+                    path: path.to_path_buf(),
+                    detail: "empty database".into(),
+                });
+            }
+            let uid = unsafe { libc::getuid() };
+            let gid = unsafe { libc::getgid() };
+            let tx = conn.unchecked_transaction().at(path)?;
+            schema::create(&tx, uid, gid, now_ns()).at(path)?;
+            tx.commit().at(path)?;
+        }
+        let index = Self::finish_open(conn, path, Access::ReadWrite)?;
+        index.repair_interrupted_bulk()?;
+        Ok(index)
+    }
+
+    fn finish_open(conn: Connection, path: &Path, access: Access) -> Result<Index> {
+        for table in ["files", "dirs", "config"] {
+            let kind: Option<String> = conn
+                .query_row(
+                    "SELECT type FROM sqlite_schema WHERE name = ?1",
+                    [table],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| not_an_archive(path, e))?;
+            match kind.as_deref() {
+                Some("table") => {}
+                Some(other) => {
+                    return Err(Error::NotAnArchive {
+                        path: path.to_path_buf(),
+                        detail: format!("'{table}' is a {other}, not a table"),
+                    })
+                }
+                None if table == "config" => {}
+                None => {
+                    return Err(Error::NotAnArchive {
+                        path: path.to_path_buf(),
+                        detail: format!("no '{table}' table"),
+                    })
+                }
+            }
+        }
+        let version = schema::read_version(&conn).map_err(|e| not_an_archive(path, e))?;
+        let unsupported = |detail: String| Error::UnsupportedSchema {
+            path: path.to_path_buf(),
+            detail,
+        };
+        if version.major > schema::MAJOR {
+            return Err(unsupported(format!(
+                "schema version {version} is newer than the supported 0.3; upgrade barecat"
+            )));
+        }
+        if version.major < 0 {
+            return Err(unsupported(
+                "pre-0.2 index without a schema version; it cannot be read".into(),
+            ));
+        }
+        if access == Access::ReadWrite && version.minor < schema::MINOR {
+            return Err(Error::ReadOnly {
+                path: path.to_path_buf(),
+                reason: format!("schema {version} archives are read-only here"),
+            });
+        }
+        Ok(Index {
+            conn,
+            path: path.to_path_buf(),
+            access,
+            version,
+        })
+    }
+
+    /// A committed `use_triggers = 0` means a bulk operation (of another tool; ours
+    /// never commit it) was interrupted: the statistics may be stale. Rebuild them,
+    /// then turn triggers back on.
+    fn repair_interrupted_bulk(&self) -> Result<()> {
+        if self.use_triggers()? {
+            return Ok(());
+        }
+        let tx = self.conn.unchecked_transaction().at(&self.path)?;
+        self.rebuild_all()?;
+        tx.commit().at(&self.path)
+    }
+
+    /// Warnings worth showing to a user who opened this index.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.version.minor < schema::MINOR {
+            w.push(format!(
+                "{}: schema {} has a trigger bug that may leave directory statistics wrong; \
+                 opened read-only",
+                self.path.display(),
+                self.version
+            ));
+        } else if self.version.minor > schema::MINOR {
+            w.push(format!(
+                "{}: schema {} is newer than 0.3; some features may not work",
+                self.path.display(),
+                self.version
+            ));
+        }
+        w
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    fn config_int(&self, key: &str) -> Result<Option<i64>> {
+        self.conn
+            .query_row("SELECT value_int FROM config WHERE key = ?1", [key], |r| {
+                Ok(match r.get_ref(0)? {
+                    ValueRef::Integer(i) => Ok(Some(i)),
+                    ValueRef::Null => Ok(None),
+                    other => Err(format!("config {key} has type {:?}", other.data_type())),
+                })
+            })
+            .optional()
+            .at(&self.path)?
+            .transpose()
+            .map_err(|d| Error::corrupt(&self.path, d))
+            .map(Option::flatten)
+    }
+
+    /// The stored shard size limit (`i64::MAX` = unlimited).
+    pub fn shard_size_limit(&self) -> Result<u64> {
+        match self.config_int("shard_size_limit")? {
+            Some(v) if v > 0 => Ok(v as u64),
+            Some(v) => Err(Error::corrupt(
+                &self.path,
+                format!("shard_size_limit is {v}"),
+            )),
+            None => Err(Error::corrupt(&self.path, "config row shard_size_limit missing")),
+        }
+    }
+
+    /// Store a new shard size limit.
+    pub fn set_shard_size_limit(&self, limit: u64) -> Result<()> {
+        let v = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.conn
+            .execute(
+                "UPDATE config SET value_int = ?1 WHERE key = 'shard_size_limit'",
+                [v],
+            )
+            .at(&self.path)?;
+        Ok(())
+    }
+
+    /// Is `config.use_triggers` 1?
+    pub fn use_triggers(&self) -> Result<bool> {
+        Ok(self.config_int("use_triggers")? == Some(1))
+    }
+
+    pub(crate) fn set_use_triggers(&self, on: bool) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE config SET value_int = ?1 WHERE key = 'use_triggers'",
+                [on as i64],
+            )
+            .at(&self.path)?;
+        Ok(())
+    }
+
+    // ----------------------------------------------------------------- row decoding
+
+    pub(crate) fn decode_file(&self, row: &Row<'_>) -> Result<FileInfo> {
+        decode_file(row).map_err(|d| Error::corrupt(&self.path, d))
+    }
+
+    pub(crate) fn decode_dir(&self, row: &Row<'_>) -> Result<DirInfo> {
+        decode_dir(row).map_err(|d| Error::corrupt(&self.path, d))
+    }
+
+    fn query_files<P: rusqlite::Params>(&self, sql: &str, p: P) -> Result<Vec<FileInfo>> {
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
+        let mut rows = stmt.query(p).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().at(&self.path)? {
+            out.push(self.decode_file(row)?);
+        }
+        Ok(out)
+    }
+
+    fn query_dirs<P: rusqlite::Params>(&self, sql: &str, p: P) -> Result<Vec<DirInfo>> {
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
+        let mut rows = stmt.query(p).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().at(&self.path)? {
+            out.push(self.decode_dir(row)?);
+        }
+        Ok(out)
+    }
+
+    // ----------------------------------------------------------------- lookups
+
+    /// The file at `path` (already normalized), if any.
+    pub fn file(&self, path: &str) -> Result<Option<FileInfo>> {
+        Ok(self
+            .query_files(
+                &format!("SELECT {FILE_COLS} FROM files WHERE path = ?1"),
+                [path],
+            )?
+            .pop())
+    }
+
+    /// The directory at `path` (already normalized), if any.
+    pub fn dir(&self, path: &str) -> Result<Option<DirInfo>> {
+        Ok(self
+            .query_dirs(
+                &format!("SELECT {DIR_COLS} FROM dirs WHERE path = ?1"),
+                [path],
+            )?
+            .pop())
+    }
+
+    /// Does a file row exist at `path`?
+    pub fn is_file(&self, path: &str) -> Result<bool> {
+        self.exists_in("files", path)
+    }
+
+    /// Does a dir row exist at `path`?
+    pub fn is_dir(&self, path: &str) -> Result<bool> {
+        self.exists_in("dirs", path)
+    }
+
+    fn exists_in(&self, table: &str, path: &str) -> Result<bool> {
+        let sql = format!("SELECT 1 FROM {table} WHERE path = ?1");
+        let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
+        stmt.exists([path]).at(&self.path)
+    }
+
+    /// Subdirectories directly in `dir`, sorted by path.
+    pub fn child_dirs(&self, dir: &str) -> Result<Vec<DirInfo>> {
+        self.query_dirs(
+            &format!("SELECT {DIR_COLS} FROM dirs WHERE parent = ?1 ORDER BY path"),
+            [dir],
+        )
+    }
+
+    /// Files directly in `dir`, sorted by path.
+    pub fn child_files(&self, dir: &str) -> Result<Vec<FileInfo>> {
+        self.query_files(
+            &format!("SELECT {FILE_COLS} FROM files WHERE parent = ?1 ORDER BY path"),
+            [dir],
+        )
+    }
+
+    /// One page of files in the given order, strictly after `cursor`, optionally
+    /// restricted to the subtree below `within` (a directory path; `""` = all).
+    pub fn files_page(
+        &self,
+        order: Order,
+        cursor: &Cursor,
+        within: &str,
+        limit: usize,
+    ) -> Result<(Vec<FileInfo>, Cursor)> {
+        let (lo, hi) = mpath::subtree_range(within).unwrap_or_default();
+        let scope = if within.is_empty() {
+            "1"
+        } else {
+            "path >= :lo AND path < :hi"
+        };
+        let (key_cond, order_by) = match order {
+            Order::Path => ("(:k1 IS NULL OR path > :k1)", "path"),
+            Order::Address => (
+                "(:k2 IS NULL OR (shard, offset, rowid) > (:k2, :k3, :k4))",
+                "shard, offset, rowid",
+            ),
+            Order::Insertion => ("(:k4 IS NULL OR rowid > :k4)", "rowid"),
+        };
+        let sql = format!(
+            "SELECT {FILE_COLS}, rowid FROM files WHERE {scope} AND {key_cond} \
+             ORDER BY {order_by} LIMIT :limit"
+        );
+        let (k1, k2, k3, k4) = cursor.parts();
+        let limit = limit as i64;
+        let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
+        let mut named: Vec<(&str, &dyn rusqlite::ToSql)> = vec![(":limit", &limit)];
+        if !within.is_empty() {
+            named.push((":lo", &lo));
+            named.push((":hi", &hi));
+        }
+        match order {
+            Order::Path => named.push((":k1", &k1)),
+            Order::Address => {
+                named.push((":k2", &k2));
+                named.push((":k3", &k3));
+                named.push((":k4", &k4));
+            }
+            Order::Insertion => named.push((":k4", &k4)),
+        }
+        let mut rows = stmt.query(named.as_slice()).at(&self.path)?;
+        let mut out = Vec::new();
+        let mut next = cursor.clone();
+        while let Some(row) = rows.next().at(&self.path)? {
+            let fi = self.decode_file(row)?;
+            let rowid: i64 = row.get(9).at(&self.path)?;
+            next = Cursor::after(order, &fi, rowid);
+            out.push(fi);
+        }
+        Ok((out, next))
+    }
+
+    /// One page of directories by path, strictly after `after`, optionally restricted
+    /// to `within` and its subtree (including `within` itself).
+    pub fn dirs_page(
+        &self,
+        after: Option<&str>,
+        within: &str,
+        limit: usize,
+    ) -> Result<Vec<DirInfo>> {
+        let limit = limit as i64;
+        match mpath::subtree_range(within) {
+            None => self.query_dirs(
+                &format!(
+                    "SELECT {DIR_COLS} FROM dirs WHERE (?1 IS NULL OR path > ?1) \
+                     ORDER BY path LIMIT ?2"
+                ),
+                params![after, limit],
+            ),
+            Some((lo, hi)) => self.query_dirs(
+                &format!(
+                    "SELECT {DIR_COLS} FROM dirs WHERE (path = ?3 OR (path >= ?4 AND path < ?5)) \
+                     AND (?1 IS NULL OR path > ?1) ORDER BY path LIMIT ?2"
+                ),
+                params![after, limit, within, lo, hi],
+            ),
+        }
+    }
+
+    /// Number of rows in `files`.
+    pub fn count_files(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
+            .at(&self.path)?;
+        Ok(n as u64)
+    }
+
+    /// Total of `size` over all files.
+    pub fn total_size(&self) -> Result<u64> {
+        let n: Option<i64> = self
+            .conn
+            .query_row("SELECT sum(size) FROM files", [], |r| r.get(0))
+            .at(&self.path)?;
+        Ok(n.unwrap_or(0).max(0) as u64)
+    }
+
+    /// Highest shard number any file refers to.
+    pub fn max_shard(&self) -> Result<Option<i64>> {
+        self.conn
+            .query_row("SELECT max(shard) FROM files", [], |r| r.get(0))
+            .at(&self.path)
+    }
+
+    /// Per shard: logical end (max offset+size), number of files and live bytes.
+    pub fn shard_usage(&self) -> Result<Vec<ShardUsage>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT shard, max(offset + size), count(*), sum(size) FROM files \
+                 GROUP BY shard ORDER BY shard",
+            )
+            .at(&self.path)?;
+        let mut rows = stmt.query([]).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().at(&self.path)? {
+            let get = |i: usize| -> Result<i64> {
+                match r.get_ref(i).at(&self.path)? {
+                    ValueRef::Integer(v) if v >= 0 => Ok(v),
+                    ValueRef::Null => Ok(0),
+                    other => Err(Error::corrupt(
+                        &self.path,
+                        format!("bad shard, offset or size value {:?}", other.data_type()),
+                    )),
+                }
+            };
+            out.push(ShardUsage {
+                shard: get(0)? as u64,
+                logical_end: get(1)? as u64,
+                files: get(2)? as u64,
+                live_bytes: get(3)? as u64,
+            });
+        }
+        Ok(out)
+    }
+
+    // ----------------------------------------------------------------- statistics
+
+    /// Insert a bare dirs row for every missing ancestor of every file and directory,
+    /// and for the root (spec §3.3). Run with triggers off. Returns the rows added.
+    pub fn ensure_ancestors(&self) -> Result<usize> {
+        let p = parent_sql("path");
+        let sql = format!(
+            "WITH RECURSIVE anc(path) AS (
+                 SELECT ''
+                 UNION SELECT parent FROM files
+                 UNION SELECT parent FROM dirs WHERE parent IS NOT NULL
+                 UNION SELECT {p} FROM anc WHERE path != ''
+             )
+             INSERT OR IGNORE INTO dirs (path) SELECT path FROM anc
+             WHERE path NOT IN (SELECT path FROM dirs)"
+        );
+        self.conn.execute(&sql, []).at(&self.path)
+    }
+
+    fn build_stats_tables(&self) -> Result<()> {
+        let p = parent_sql("path");
+        self.conn
+            .execute_batch(&format!(
+                "DROP TABLE IF EXISTS temp.bc_direct;
+                 DROP TABLE IF EXISTS temp.bc_tree;
+                 DROP TABLE IF EXISTS temp.bc_subdirs;
+                 CREATE TEMP TABLE bc_direct (path TEXT PRIMARY KEY, n INTEGER, s INTEGER)
+                     WITHOUT ROWID;
+                 INSERT INTO temp.bc_direct
+                     SELECT parent, count(*), coalesce(sum(size), 0) FROM files GROUP BY parent;
+                 CREATE TEMP TABLE bc_tree (path TEXT PRIMARY KEY, n INTEGER, s INTEGER)
+                     WITHOUT ROWID;
+                 WITH RECURSIVE up(path, n, s) AS (
+                     SELECT path, n, s FROM temp.bc_direct
+                     UNION ALL
+                     SELECT {p}, n, s FROM up WHERE path != ''
+                 )
+                 INSERT INTO temp.bc_tree SELECT path, sum(n), sum(s) FROM up GROUP BY path;
+                 CREATE TEMP TABLE bc_subdirs (path TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
+                 INSERT INTO temp.bc_subdirs
+                     SELECT parent, count(*) FROM dirs WHERE parent IS NOT NULL GROUP BY parent;"
+            ))
+            .at(&self.path)
+    }
+
+    const STATS_VIEW: &'static str = "SELECT x.path AS path,
+            coalesce(d.n, 0) AS nf, coalesce(s.n, 0) AS ns,
+            coalesce(t.n, 0) AS nt, coalesce(t.s, 0) AS st
+        FROM dirs x
+        LEFT JOIN temp.bc_direct d ON d.path = x.path
+        LEFT JOIN temp.bc_subdirs s ON s.path = x.path
+        LEFT JOIN temp.bc_tree t ON t.path = x.path";
+
+    fn drop_stats_tables(&self) -> Result<()> {
+        self.conn
+            .execute_batch(
+                "DROP TABLE IF EXISTS temp.bc_direct;
+                 DROP TABLE IF EXISTS temp.bc_tree;
+                 DROP TABLE IF EXISTS temp.bc_subdirs;",
+            )
+            .at(&self.path)
+    }
+
+    /// Recompute the four counters of every dirs row from `files` and `dirs` (spec
+    /// §3.4) with a handful of set-based statements. Run with triggers off; re-runnable
+    /// on the same connection; writes nothing to stdout. Returns the rows changed.
+    pub fn rebuild_tree_stats(&self) -> Result<usize> {
+        self.build_stats_tables()?;
+        let changed = self
+            .conn
+            .execute(
+                &format!(
+                    "UPDATE dirs SET num_files = v.nf, num_subdirs = v.ns,
+                         num_files_tree = v.nt, size_tree = v.st
+                     FROM ({}) AS v
+                     WHERE dirs.path = v.path AND (dirs.num_files IS NOT v.nf
+                         OR dirs.num_subdirs IS NOT v.ns OR dirs.num_files_tree IS NOT v.nt
+                         OR dirs.size_tree IS NOT v.st)",
+                    Self::STATS_VIEW
+                ),
+                [],
+            )
+            .at(&self.path)?;
+        self.drop_stats_tables()?;
+        Ok(changed)
+    }
+
+    /// Ensure ancestors and rebuild all statistics with triggers off, inside the
+    /// caller's transaction, then turn triggers back on (still inside it).
+    pub fn rebuild_all(&self) -> Result<()> {
+        self.set_use_triggers(false)?;
+        self.ensure_ancestors()?;
+        self.rebuild_tree_stats()?;
+        self.set_use_triggers(true)
+    }
+
+    /// Directories whose stored counters differ from the recomputed ones (what
+    /// `verify` reports). Works on read-only connections.
+    pub fn stats_mismatches(&self) -> Result<Vec<StatsMismatch>> {
+        self.build_stats_tables()?;
+        let sql = format!(
+            "SELECT v.path, x.num_files, v.nf, x.num_subdirs, v.ns, x.num_files_tree, v.nt,
+                    x.size_tree, v.st
+             FROM ({}) AS v JOIN dirs x ON x.path = v.path
+             WHERE x.num_files IS NOT v.nf OR x.num_subdirs IS NOT v.ns
+                OR x.num_files_tree IS NOT v.nt OR x.size_tree IS NOT v.st
+             ORDER BY v.path",
+            Self::STATS_VIEW
+        );
+        let mut out = Vec::new();
+        {
+            let mut stmt = self.conn.prepare(&sql).at(&self.path)?;
+            let mut rows = stmt.query([]).at(&self.path)?;
+            while let Some(r) = rows.next().at(&self.path)? {
+                let g = |i: usize| -> Option<i64> {
+                    match r.get_ref(i) {
+                        Ok(ValueRef::Integer(v)) => Some(v),
+                        _ => None,
+                    }
+                };
+                out.push(StatsMismatch {
+                    path: r.get::<_, String>(0).unwrap_or_default(),
+                    stored: [g(1), g(3), g(5), g(7)],
+                    actual: [
+                        g(2).unwrap_or(0),
+                        g(4).unwrap_or(0),
+                        g(6).unwrap_or(0),
+                        g(8).unwrap_or(0),
+                    ],
+                });
+            }
+        }
+        self.drop_stats_tables()?;
+        Ok(out)
+    }
+}
+
+/// Where a paged iteration stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cursor {
+    path: Option<String>,
+    shard: Option<i64>,
+    offset: Option<i64>,
+    rowid: Option<i64>,
+}
+
+impl Cursor {
+    /// Before the first row.
+    pub fn start() -> Cursor {
+        Cursor::default()
+    }
+
+    fn after(order: Order, fi: &FileInfo, rowid: i64) -> Cursor {
+        match order {
+            Order::Path => Cursor {
+                path: Some(fi.path.clone()),
+                ..Cursor::default()
+            },
+            Order::Address => Cursor {
+                shard: Some(fi.shard as i64),
+                offset: Some(fi.offset as i64),
+                rowid: Some(rowid),
+                ..Cursor::default()
+            },
+            Order::Insertion => Cursor {
+                rowid: Some(rowid),
+                ..Cursor::default()
+            },
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn parts(&self) -> (Option<String>, Option<i64>, Option<i64>, Option<i64>) {
+        (self.path.clone(), self.shard, self.offset, self.rowid)
+    }
+}
+
+/// Use of one shard according to the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardUsage {
+    pub shard: u64,
+    pub logical_end: u64,
+    pub files: u64,
+    pub live_bytes: u64,
+}
+
+/// A directory whose stored counters are wrong. Counters are in the order
+/// num_files, num_subdirs, num_files_tree, size_tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatsMismatch {
+    pub path: String,
+    pub stored: [Option<i64>; 4],
+    pub actual: [i64; 4],
+}
+
+impl std::fmt::Display for StatsMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = ["num_files", "num_subdirs", "num_files_tree", "size_tree"];
+        write!(f, "dir {:?}:", self.path)?;
+        for i in 0..4 {
+            if self.stored[i] != Some(self.actual[i]) {
+                match self.stored[i] {
+                    Some(v) => write!(f, " {}={} (should be {})", names[i], v, self.actual[i])?,
+                    None => write!(f, " {}=NULL (should be {})", names[i], self.actual[i])?,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------------- decoding helpers
+
+fn text(row: &Row<'_>, i: usize, what: &str) -> std::result::Result<String, String> {
+    match row.get_ref(i).map_err(|e| e.to_string())? {
+        ValueRef::Text(t) => std::str::from_utf8(t)
+            .map(str::to_owned)
+            .map_err(|_| format!("{what} is not valid UTF-8")),
+        other => Err(format!("{what} has type {:?}", other.data_type())),
+    }
+}
+
+fn opt_int(row: &Row<'_>, i: usize) -> std::result::Result<Option<i64>, String> {
+    match row.get_ref(i).map_err(|e| e.to_string())? {
+        ValueRef::Integer(v) => Ok(Some(v)),
+        ValueRef::Null => Ok(None),
+        // Python's float-noised values are stored as integers; a REAL that holds an
+        // exact integer is accepted too.
+        ValueRef::Real(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => Ok(Some(f as i64)),
+        other => Err(format!("has type {:?}", other.data_type())),
+    }
+}
+
+fn field<T>(
+    path: &str,
+    name: &str,
+    v: std::result::Result<Option<i64>, String>,
+    conv: impl FnOnce(Option<i64>) -> Option<T>,
+) -> std::result::Result<T, String> {
+    let v = v.map_err(|e| format!("row {path:?}: {name} {e}"))?;
+    conv(v).ok_or_else(|| match v {
+        Some(x) => format!("row {path:?}: {name} is out of range ({x})"),
+        None => format!("row {path:?}: {name} is NULL"),
+    })
+}
+
+fn opt_u32(
+    path: &str,
+    name: &str,
+    row: &Row<'_>,
+    i: usize,
+) -> std::result::Result<Option<u32>, String> {
+    field(path, name, opt_int(row, i), |v| match v {
+        None => Some(None),
+        Some(x) => u32::try_from(x).ok().map(Some),
+    })
+}
+
+fn meta(path: &str, row: &Row<'_>, first: usize) -> std::result::Result<Meta, String> {
+    Ok(Meta {
+        mode: opt_u32(path, "mode", row, first)?,
+        uid: opt_u32(path, "uid", row, first + 1)?,
+        gid: opt_u32(path, "gid", row, first + 2)?,
+        mtime_ns: field(path, "mtime_ns", opt_int(row, first + 3), |v| Some(v))?,
+    })
+}
+
+pub(crate) fn decode_file(row: &Row<'_>) -> std::result::Result<FileInfo, String> {
+    let path = text(row, 0, "files.path")?;
+    let nonneg = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
+    let shard = field(&path, "shard", opt_int(row, 1), nonneg)?;
+    let offset = field(&path, "offset", opt_int(row, 2), nonneg)?;
+    let size = field(&path, "size", opt_int(row, 3), |v| match v {
+        None => Some(0), // DEFAULT 0; NULL treated as empty
+        Some(x) => u64::try_from(x).ok(),
+    })?;
+    let crc32c = field(&path, "crc32c", opt_int(row, 4), |v| match v {
+        None => Some(None),
+        Some(x) => u32::try_from(x).ok().map(Some),
+    })?;
+    if offset.checked_add(size).is_none_or(|e| e > i64::MAX as u64) {
+        return Err(format!(
+            "row {path:?}: offset {offset} + size {size} overflows"
+        ));
+    }
+    let meta = meta(&path, row, 5)?;
+    Ok(FileInfo {
+        path,
+        shard,
+        offset,
+        size,
+        crc32c,
+        meta,
+    })
+}
+
+pub(crate) fn decode_dir(row: &Row<'_>) -> std::result::Result<DirInfo, String> {
+    let path = text(row, 0, "dirs.path")?;
+    let count = |i: usize, name: &str| field(&path, name, opt_int(row, i), |v| Some(v.unwrap_or(0)));
+    Ok(DirInfo {
+        num_subdirs: count(1, "num_subdirs")?,
+        num_files: count(2, "num_files")?,
+        num_files_tree: count(3, "num_files_tree")?,
+        size_tree: count(4, "size_tree")?,
+        meta: meta(&path, row, 5)?,
+        path,
+    })
+}

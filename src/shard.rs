@@ -1,0 +1,467 @@
+//! Shard files: raw file bytes back to back (spec §1.1, §5.2).
+//!
+//! [`ShardSet`] reads shards from any number of threads at once: positioned reads
+//! (`pread`) need no shared cursor, and memory maps are created lazily and renewed
+//! when a shard has grown. [`ShardAppender`] is the single appending writer: it
+//! places each file at the physical end of the last shard, rotates to a new shard at
+//! the size limit, and makes the bytes durable (`fdatasync`) on request, before the
+//! index rows that point at them are committed.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use memmap2::Mmap;
+
+use crate::entry::FileInfo;
+use crate::error::{Error, IoContext, Result};
+use crate::layout::Layout;
+
+struct OpenShard {
+    path: PathBuf,
+    file: File,
+    map: RwLock<Option<Arc<Mmap>>>,
+}
+
+/// Read access to the shards of an archive, shareable between threads.
+pub struct ShardSet {
+    layout: Layout,
+    open: RwLock<Vec<Option<Arc<OpenShard>>>>,
+}
+
+impl ShardSet {
+    /// Shards are opened lazily, by number, on first use.
+    pub fn new(layout: Layout) -> ShardSet {
+        ShardSet {
+            layout,
+            open: RwLock::new(Vec::new()),
+        }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn shard(&self, n: u64) -> Result<Arc<OpenShard>> {
+        let idx = usize::try_from(n).map_err(|_| self.missing(n, "shard number too large"))?;
+        if let Some(Some(s)) = self.open.read().unwrap_or_else(|e| e.into_inner()).get(idx) {
+            return Ok(s.clone());
+        }
+        let path = self.layout.shard_path(n);
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(self.missing(n, "the index refers to it but the file does not exist"))
+            }
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let shard = Arc::new(OpenShard {
+            path,
+            file,
+            map: RwLock::new(None),
+        });
+        let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
+        if open.len() <= idx {
+            open.resize(idx + 1, None);
+        }
+        Ok(open[idx].get_or_insert(shard).clone())
+    }
+
+    fn missing(&self, n: u64, detail: &str) -> Error {
+        Error::MissingShard {
+            path: self.layout.shard_path(n),
+            shard: n,
+            detail: detail.into(),
+        }
+    }
+
+    /// Current length of shard `n` on disk.
+    pub fn len(&self, n: u64) -> Result<u64> {
+        let s = self.shard(n)?;
+        Ok(s.file.metadata().at(&s.path)?.len())
+    }
+
+    /// The path of shard `n`.
+    pub fn path(&self, n: u64) -> PathBuf {
+        self.layout.shard_path(n)
+    }
+
+    fn bad_extent(fi: &FileInfo, detail: String) -> Error {
+        Error::BadExtent {
+            member: fi.path.clone(),
+            shard: fi.shard as i64,
+            offset: fi.offset as i64,
+            size: fi.size as i64,
+            detail,
+        }
+    }
+
+    /// Read `buf.len()` bytes of `fi`'s content starting `at` bytes into the file.
+    /// Reading past the end of the shard is an error naming the member.
+    pub fn read_into(&self, fi: &FileInfo, at: u64, buf: &mut [u8]) -> Result<()> {
+        let s = self.shard(fi.shard)?;
+        let start = fi.offset + at;
+        let mut done = 0usize;
+        while done < buf.len() {
+            match s.file.read_at(&mut buf[done..], start + done as u64) {
+                Ok(0) => {
+                    let len = s.file.metadata().map(|m| m.len()).unwrap_or(0);
+                    return Err(Self::bad_extent(
+                        fi,
+                        format!("shard {} is only {len} bytes long", s.path.display()),
+                    ));
+                }
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(&s.path, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Read the whole content of `fi` into a new buffer. The length is checked
+    /// against the shard first, so an absurd size never becomes a giant allocation.
+    pub fn read(&self, fi: &FileInfo) -> Result<Vec<u8>> {
+        self.check_extent(fi)?;
+        let mut buf = vec![0u8; fi.size as usize];
+        self.read_into(fi, 0, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Error unless `fi`'s extent lies inside its shard as the shard is now.
+    pub fn check_extent(&self, fi: &FileInfo) -> Result<()> {
+        let len = self.len(fi.shard)?;
+        if fi.end() > len {
+            return Err(Self::bad_extent(
+                fi,
+                format!(
+                    "extends past the end of {} ({len} bytes)",
+                    self.path(fi.shard).display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A memory map of shard `n` that covers at least `min_len` bytes (renewed when the
+    /// shard grew since it was last mapped).
+    pub fn map(&self, n: u64, min_len: u64) -> Result<Arc<Mmap>> {
+        let s = self.shard(n)?;
+        if let Some(m) = s.map.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            if m.len() as u64 >= min_len {
+                return Ok(m.clone());
+            }
+        }
+        let mut slot = s.map.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = slot.as_ref() {
+            if m.len() as u64 >= min_len {
+                return Ok(m.clone());
+            }
+        }
+        // SAFETY: the map is read-only. Shards are append-only while readers use them;
+        // a concurrent truncation by another process (defragmentation) is the one
+        // case a memory map cannot guard against, which is why the library's own
+        // readers use positioned reads and the zero-copy accessors are documented so.
+        let map = Arc::new(unsafe { Mmap::map(&s.file) }.at(&s.path)?);
+        *slot = Some(map.clone());
+        Ok(map)
+    }
+
+    /// Zero-copy view of `fi`'s content inside the shard's memory map.
+    pub fn slice(&self, fi: &FileInfo) -> Result<MappedFile> {
+        let map = self.map(fi.shard, fi.end())?;
+        if fi.end() > map.len() as u64 {
+            return Err(Self::bad_extent(
+                fi,
+                format!(
+                    "extends past the end of {} ({} bytes)",
+                    self.path(fi.shard).display(),
+                    map.len()
+                ),
+            ));
+        }
+        Ok(MappedFile {
+            map,
+            start: fi.offset as usize,
+            len: fi.size as usize,
+        })
+    }
+}
+
+/// The bytes of one stored file, borrowed from a shard's memory map.
+#[derive(Clone)]
+pub struct MappedFile {
+    map: Arc<Mmap>,
+    start: usize,
+    len: usize,
+}
+
+impl std::ops::Deref for MappedFile {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.map[self.start..self.start + self.len]
+    }
+}
+
+impl AsRef<[u8]> for MappedFile {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+/// `fsync` a directory so that a newly created entry in it survives a crash.
+pub(crate) fn sync_dir(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir).and_then(|d| d.sync_all()).at(dir)
+}
+
+/// Ask the kernel to start writing back a range now, without waiting, so that the
+/// `fdatasync` at the next commit finds little left to do.
+fn start_writeback(file: &File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::sync_file_range(
+            file.as_raw_fd(),
+            offset as libc::off64_t,
+            len as libc::off64_t,
+            libc::SYNC_FILE_RANGE_WRITE,
+        );
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, offset, len);
+}
+
+const BUF_CAPACITY: usize = 4 << 20;
+const WRITEBACK_STEP: u64 = 32 << 20;
+
+/// The single appending writer of an archive's shards.
+pub struct ShardAppender {
+    layout: Layout,
+    limit: u64,
+    number: u64,
+    file: File,
+    path: PathBuf,
+    buf: Vec<u8>,
+    /// Physical end of the current shard, including buffered bytes.
+    pos: u64,
+    /// Bytes before this position have been handed to the kernel for writeback.
+    writeback_from: u64,
+    /// The current shard has bytes that were not yet `fdatasync`ed.
+    dirty: bool,
+    /// A shard file was created since the last sync: its directory entry must be synced.
+    dir_dirty: bool,
+}
+
+impl ShardAppender {
+    /// Open the last shard for appending (creating shard 0 when there is none).
+    /// Shards that are symbolic links are refused unless `allow_symlinks`.
+    pub fn open(layout: &Layout, limit: u64, allow_symlinks: bool) -> Result<ShardAppender> {
+        let shards = layout.contiguous_shards()?;
+        if !allow_symlinks {
+            if let Some(s) = shards.iter().find(|s| s.is_symlink) {
+                return Err(Error::SymlinkedShard {
+                    path: s.path.clone(),
+                });
+            }
+        }
+        let (number, created) = match shards.last() {
+            Some(s) => (s.number, false),
+            None => (0, true),
+        };
+        let path = layout.shard_path(number);
+        let file = if created {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+        } else {
+            OpenOptions::new().read(true).write(true).open(&path)
+        }
+        .at(&path)?;
+        let pos = file.metadata().at(&path)?.len();
+        Ok(ShardAppender {
+            layout: layout.clone(),
+            limit: limit.max(1),
+            number,
+            file,
+            path,
+            buf: Vec::with_capacity(BUF_CAPACITY),
+            pos,
+            writeback_from: pos,
+            dirty: false,
+            dir_dirty: created,
+        })
+    }
+
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    pub fn set_limit(&mut self, limit: u64) {
+        self.limit = limit.max(1);
+    }
+
+    /// Current shard number and physical end.
+    pub fn position(&self) -> (u64, u64) {
+        (self.number, self.pos)
+    }
+
+    /// Where a file of `size` bytes goes: at the end of the current shard, or at the
+    /// start of a new one when it would cross the limit. A file larger than the limit
+    /// gets a shard of its own. An empty file never starts a new shard.
+    pub fn place(&mut self, size: u64) -> Result<(u64, u64)> {
+        if size > 0 && self.pos > 0 && self.pos.saturating_add(size) > self.limit {
+            self.rotate()?;
+        }
+        Ok((self.number, self.pos))
+    }
+
+    fn rotate(&mut self) -> Result<()> {
+        self.sync()?;
+        let number = self.number + 1;
+        let path = self.layout.shard_path(number);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .at(&path)?;
+        self.number = number;
+        self.file = file;
+        self.path = path;
+        self.pos = 0;
+        self.writeback_from = 0;
+        self.dir_dirty = true;
+        Ok(())
+    }
+
+    /// Append bytes at the current position.
+    pub fn write(&mut self, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.dirty = true;
+        if self.buf.len() + data.len() > BUF_CAPACITY {
+            self.flush()?;
+        }
+        if data.len() >= BUF_CAPACITY {
+            let start = self.pos;
+            self.file.write_all_at(data, start).at(&self.path)?;
+            self.pos += data.len() as u64;
+        } else {
+            self.buf.extend_from_slice(data);
+            self.pos += data.len() as u64;
+        }
+        if self.pos - self.writeback_from >= WRITEBACK_STEP {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Hand buffered bytes to the kernel.
+    pub fn flush(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            let start = self.pos - self.buf.len() as u64;
+            self.file.write_all_at(&self.buf, start).at(&self.path)?;
+            self.buf.clear();
+        }
+        if self.pos - self.writeback_from >= WRITEBACK_STEP {
+            start_writeback(&self.file, self.writeback_from, self.pos - self.writeback_from);
+            self.writeback_from = self.pos;
+        }
+        Ok(())
+    }
+
+    /// Drop everything written at or after `offset` in the current shard (used when a
+    /// streamed source fails half-way, so its bytes do not linger as garbage).
+    pub fn truncate_to(&mut self, offset: u64) -> Result<()> {
+        self.flush()?;
+        if offset < self.pos {
+            self.file.set_len(offset).at(&self.path)?;
+            self.pos = offset;
+            self.writeback_from = self.writeback_from.min(offset);
+        }
+        Ok(())
+    }
+
+    /// Make every byte written so far durable: flush, `fdatasync`, and `fsync` the
+    /// directory if a shard was created.
+    pub fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        if self.dirty || self.dir_dirty {
+            self.file.sync_data().at(&self.path)?;
+            self.dirty = false;
+        }
+        if self.dir_dirty {
+            sync_dir(&self.path)?;
+            self.dir_dirty = false;
+        }
+        Ok(())
+    }
+}
+
+/// Create shard 0 when an archive has no shard at all (Python expects one).
+pub(crate) fn ensure_first_shard(layout: &Layout) -> Result<()> {
+    let path = layout.shard_path(0);
+    if fs::symlink_metadata(&path).is_err() {
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(_) => sync_dir(&path)?,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(&path, e)),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_set_is_shareable() {
+        fn is_sync<T: Sync + Send>() {}
+        is_sync::<ShardSet>();
+    }
+
+    #[test]
+    fn rotation_and_oversize_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::current(dir.path().join("a"));
+        let mut w = ShardAppender::open(&layout, 10, false).unwrap();
+        assert_eq!(w.place(5).unwrap(), (0, 0));
+        w.write(b"12345").unwrap();
+        assert_eq!(w.place(5).unwrap(), (0, 5)); // ends exactly at the limit
+        w.write(b"67890").unwrap();
+        assert_eq!(w.place(1).unwrap(), (1, 0));
+        w.write(b"x").unwrap();
+        assert_eq!(w.place(15).unwrap(), (2, 0)); // larger than the limit: own shard
+        w.write(&[7u8; 15]).unwrap();
+        assert_eq!(w.place(0).unwrap(), (2, 15));
+        assert_eq!(w.place(1).unwrap(), (3, 0));
+        w.sync().unwrap();
+        let lens: Vec<u64> = (0..4)
+            .map(|n| fs::metadata(layout.shard_path(n)).unwrap().len())
+            .collect();
+        assert_eq!(lens, vec![10, 1, 15, 0]);
+    }
+
+    #[test]
+    fn truncate_drops_unflushed_and_flushed_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::current(dir.path().join("a"));
+        let mut w = ShardAppender::open(&layout, u64::MAX, false).unwrap();
+        w.write(b"keep").unwrap();
+        w.write(b"drop").unwrap();
+        w.truncate_to(4).unwrap();
+        w.write(b"!").unwrap();
+        w.sync().unwrap();
+        assert_eq!(fs::read(layout.shard_path(0)).unwrap(), b"keep!");
+    }
+}

@@ -1,0 +1,1015 @@
+//! Writing archives: [`ArchiveWriter`] appends files and directories and performs the
+//! mutations of spec §7 (delete, rename).
+//!
+//! # Bulk mode and durability
+//!
+//! Files and directories are inserted in batched transactions with the statistics
+//! triggers off. Every batch starts with `BEGIN IMMEDIATE` and `use_triggers = 0`;
+//! rows go in through cached prepared statements, missing ancestor directories are
+//! inserted ahead of their children, and the batch keeps per-directory deltas of the
+//! four counters in memory. To commit, the shard bytes are flushed and
+//! `fdatasync`ed first, then the deltas are applied (one `UPDATE` per touched
+//! directory), `use_triggers` is set back to 1, and the transaction commits.
+//!
+//! So `use_triggers = 0` is never visible outside a transaction and never left
+//! behind, even by a failed or killed operation; every committed state has correct
+//! statistics; and no committed row ever points at bytes that are not on disk. A
+//! kill loses at most the last batch (a few seconds or a few hundred MB), whose
+//! bytes stay in the shard as trailing garbage that [`ArchiveWriter::trim_garbage`]
+//! (used by `--resume`) removes. [`crate::index::Index::rebuild_tree_stats`] is the
+//! set-based rebuild for operations that insert rows without tracking deltas.
+//!
+//! Conflicts (the path exists as a file or a directory, a parent is a file) are
+//! detected before any byte is written.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::{params, ErrorCode};
+
+use crate::crc::{self, Crc32c};
+use crate::entry::{Entry, FileInfo, Meta};
+use crate::error::{Error, IoContext, Result, SqlContext};
+use crate::index::Index;
+use crate::layout::Layout;
+use crate::path as mpath;
+use crate::shard::{self, ShardAppender};
+
+/// How a writer treats an archive that exists, or does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateMode {
+    /// Create a new archive; an existing one is an error and is left untouched.
+    New,
+    /// Remove an existing archive first.
+    Overwrite,
+    /// Add to an existing archive; a missing one is an error.
+    Append,
+    /// Add to the archive, creating it when missing.
+    AppendOrCreate,
+}
+
+/// Options of [`ArchiveWriter::open`].
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    pub mode: CreateMode,
+    /// New shard size limit. `None` keeps the stored one (unlimited for a new archive).
+    pub shard_size_limit: Option<u64>,
+    /// Allow writing when a shard is a symbolic link (a symlink-merged archive).
+    pub allow_symlinked_shards: bool,
+    /// Commit at least this often while adding.
+    pub commit_interval: Duration,
+    /// Commit at least every this many bytes added.
+    pub commit_bytes: u64,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            mode: CreateMode::New,
+            shard_size_limit: None,
+            allow_symlinked_shards: false,
+            commit_interval: Duration::from_secs(3),
+            commit_bytes: 256 << 20,
+        }
+    }
+}
+
+impl WriterOptions {
+    pub fn with_mode(mode: CreateMode) -> Self {
+        WriterOptions {
+            mode,
+            ..Default::default()
+        }
+    }
+}
+
+/// Changes to one directory's direct counters within a batch.
+#[derive(Debug, Default, Clone, Copy)]
+struct Delta {
+    files: i64,
+    subdirs: i64,
+    bytes: i64,
+}
+
+#[derive(Debug, Default)]
+struct Batch {
+    started: Option<Instant>,
+    bytes: u64,
+    deltas: HashMap<String, Delta>,
+}
+
+/// Directories known to exist in the index (committed or in the open batch).
+#[derive(Debug)]
+struct DirCache {
+    known: HashSet<String>,
+    /// True when every directory of the index is in `known` (a new archive), so a miss
+    /// needs no query.
+    complete: bool,
+}
+
+/// What a writer added.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    pub files: u64,
+    pub dirs: u64,
+    pub bytes: u64,
+}
+
+/// A file whose bytes are being streamed in; see [`ArchiveWriter::begin_file`].
+#[derive(Debug)]
+pub struct PendingFile {
+    path: String,
+    meta: Meta,
+    size: u64,
+    shard: u64,
+    offset: u64,
+    written: u64,
+    crc: Crc32c,
+}
+
+impl PendingFile {
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+/// The single writer of an archive.
+pub struct ArchiveWriter {
+    // Field order matters: the index connection must close before the lock file
+    // (closing any descriptor of the index file drops the process's POSIX locks).
+    index: Index,
+    shards: ShardAppender,
+    layout: Layout,
+    batch: Option<Batch>,
+    dirs: DirCache,
+    opts: WriterOptions,
+    stats: WriteStats,
+    poisoned: bool,
+    _lock: File,
+}
+
+fn lock_index(path: &Path) -> Result<File> {
+    let f = OpenOptions::new().read(true).open(path).at(path)?;
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(if e.kind() == std::io::ErrorKind::WouldBlock {
+            Error::Locked {
+                path: path.to_path_buf(),
+            }
+        } else {
+            Error::io(path, e)
+        });
+    }
+    Ok(f)
+}
+
+fn is_unique_violation(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if f.code == ErrorCode::ConstraintViolation
+            && f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE)
+}
+
+impl ArchiveWriter {
+    /// Open (or create) the archive at `path` for writing.
+    pub fn open(path: impl AsRef<Path>, opts: WriterOptions) -> Result<ArchiveWriter> {
+        let path = path.as_ref();
+        let exists = Layout::exists(path)?;
+        let create = match opts.mode {
+            CreateMode::New if exists => {
+                return Err(Error::ArchiveExists {
+                    path: path.to_path_buf(),
+                })
+            }
+            CreateMode::Append if !exists => {
+                return Err(Error::ArchiveNotFound {
+                    path: path.to_path_buf(),
+                })
+            }
+            CreateMode::Overwrite => {
+                Layout::remove(path)?;
+                true
+            }
+            _ => !exists,
+        };
+        let layout = if create {
+            Layout::current(path)
+        } else {
+            Layout::resolve(path)
+        };
+        if !create && !layout.index().is_file() {
+            return Err(Error::NotAnArchive {
+                path: path.to_path_buf(),
+                detail: "shard files exist but the index does not".into(),
+            });
+        }
+        if create {
+            if let Some(s) = layout.shard_files()?.first() {
+                return Err(Error::ArchiveExists { path: s.path.clone() });
+            }
+        }
+        let index = Index::open_write(layout.index(), create)?;
+        let lock = lock_index(layout.index())?;
+        let stored = index.shard_size_limit()?;
+        let limit = match opts.shard_size_limit {
+            Some(l) if l != stored => {
+                Self::check_new_limit(&index, l)?;
+                index.set_shard_size_limit(l)?;
+                l
+            }
+            _ => stored,
+        };
+        let shards = ShardAppender::open(&layout, limit, opts.allow_symlinked_shards)?;
+        let fresh = index.count_files()? == 0
+            && index
+                .conn()
+                .query_row("SELECT count(*) FROM dirs", [], |r| r.get::<_, i64>(0))
+                .at(layout.index())?
+                <= 1;
+        let mut known = HashSet::new();
+        known.insert(String::new());
+        Ok(ArchiveWriter {
+            index,
+            shards,
+            layout,
+            batch: None,
+            dirs: DirCache {
+                known,
+                complete: fresh,
+            },
+            opts,
+            stats: WriteStats::default(),
+            poisoned: false,
+            _lock: lock,
+        })
+    }
+
+    /// A smaller limit must still hold every existing shard's logical end (§5.7).
+    fn check_new_limit(index: &Index, limit: u64) -> Result<()> {
+        if limit == 0 {
+            return Err(Error::InvalidOperation(
+                "the shard size limit must be at least 1 byte".into(),
+            ));
+        }
+        let largest = index
+            .shard_usage()?
+            .iter()
+            .map(|u| u.logical_end)
+            .max()
+            .unwrap_or(0);
+        if limit < largest {
+            return Err(Error::InvalidOperation(format!(
+                "{}: shard size limit {limit} is smaller than the largest existing shard \
+                 ({largest} bytes); defragment or reshard first",
+                index.path().display()
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    pub fn stats(&self) -> WriteStats {
+        self.stats
+    }
+
+    pub fn shard_size_limit(&self) -> u64 {
+        self.shards.limit()
+    }
+
+    /// Current shard number and its physical end.
+    pub fn position(&self) -> (u64, u64) {
+        self.shards.position()
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::InvalidOperation(format!(
+                "{}: an earlier write failed; the uncommitted batch was abandoned",
+                self.layout.base().display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Mark the writer unusable after a failure that leaves the open batch in an
+    /// unknown state; the batch is rolled back when the writer is dropped.
+    fn poison<T>(&mut self, e: Error) -> Result<T> {
+        self.poisoned = true;
+        Err(e)
+    }
+
+    // ------------------------------------------------------------------ batches
+
+    fn begin_batch(&mut self) -> Result<()> {
+        if self.batch.is_none() {
+            let p = self.layout.index().to_path_buf();
+            self.index
+                .conn()
+                .execute_batch("BEGIN IMMEDIATE")
+                .at(&p)?;
+            self.index.set_use_triggers(false)?;
+            self.batch = Some(Batch {
+                started: Some(Instant::now()),
+                ..Batch::default()
+            });
+        }
+        Ok(())
+    }
+
+    fn delta(&mut self, dir: &str) -> &mut Delta {
+        let batch = self.batch.as_mut().expect("batch is open");
+        if !batch.deltas.contains_key(dir) {
+            batch.deltas.insert(dir.to_string(), Delta::default());
+        }
+        batch.deltas.get_mut(dir).expect("just inserted")
+    }
+
+    /// Make everything added so far durable: shard bytes first, then the rows.
+    pub fn commit(&mut self) -> Result<()> {
+        self.check_usable()?;
+        let Some(batch) = self.batch.take() else {
+            return Ok(());
+        };
+        if let Err(e) = self.commit_batch(batch) {
+            return self.poison(e);
+        }
+        Ok(())
+    }
+
+    fn commit_batch(&mut self, batch: Batch) -> Result<()> {
+        self.shards.sync()?;
+        let p = self.layout.index().to_path_buf();
+        // Direct counters, and subtree totals for each directory and its ancestors.
+        let mut tree: HashMap<&str, (i64, i64)> = HashMap::new();
+        for (dir, d) in &batch.deltas {
+            if d.files != 0 || d.bytes != 0 {
+                for a in std::iter::once(dir.as_str()).chain(mpath::ancestors(dir)) {
+                    let t = tree.entry(a).or_default();
+                    t.0 += d.files;
+                    t.1 += d.bytes;
+                }
+            }
+        }
+        let conn = self.index.conn();
+        {
+            let mut direct = conn
+                .prepare_cached(
+                    "UPDATE dirs SET num_files = num_files + ?2, num_subdirs = num_subdirs + ?3 \
+                     WHERE path = ?1",
+                )
+                .at(&p)?;
+            for (dir, d) in &batch.deltas {
+                if d.files != 0 || d.subdirs != 0 {
+                    direct.execute(params![dir, d.files, d.subdirs]).at(&p)?;
+                }
+            }
+            let mut totals = conn
+                .prepare_cached(
+                    "UPDATE dirs SET num_files_tree = num_files_tree + ?2, \
+                     size_tree = size_tree + ?3 WHERE path = ?1",
+                )
+                .at(&p)?;
+            for (dir, (n, s)) in &tree {
+                totals.execute(params![dir, n, s]).at(&p)?;
+            }
+        }
+        self.index.set_use_triggers(true)?;
+        conn.execute_batch("COMMIT").at(&p)?;
+        Ok(())
+    }
+
+    /// Commit if the batch is older than the commit interval or larger than the
+    /// commit size. Called after every add.
+    fn maybe_commit(&mut self) -> Result<()> {
+        let due = match &self.batch {
+            Some(b) => {
+                b.bytes >= self.opts.commit_bytes
+                    || b.started.is_some_and(|t| t.elapsed() >= self.opts.commit_interval)
+            }
+            None => false,
+        };
+        if due {
+            self.commit()?;
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ conflicts
+
+    fn dir_exists(&mut self, path: &str) -> Result<bool> {
+        if self.dirs.known.contains(path) {
+            return Ok(true);
+        }
+        if self.dirs.complete {
+            return Ok(false);
+        }
+        let exists = self.index.is_dir(path)?;
+        if exists {
+            self.dirs.known.insert(path.to_string());
+        }
+        Ok(exists)
+    }
+
+    /// Ancestors of `path` that have no dirs row yet, nearest first. Errors if one of
+    /// them (or `path`'s would-be parent) is a file.
+    fn missing_ancestors(&mut self, path: &str) -> Result<Vec<String>> {
+        let mut missing = Vec::new();
+        for a in mpath::ancestors(path) {
+            if self.dir_exists(a)? {
+                break;
+            }
+            if self.index.is_file(a)? {
+                return Err(Error::NotADirectory(path.to_string()));
+            }
+            missing.push(a.to_string());
+        }
+        Ok(missing)
+    }
+
+    fn insert_missing_dirs(&mut self, missing: Vec<String>) -> Result<()> {
+        let p = self.layout.index().to_path_buf();
+        for dir in missing.into_iter().rev() {
+            self.index
+                .conn()
+                .prepare_cached("INSERT INTO dirs (path) VALUES (?1)")
+                .and_then(|mut s| s.execute([&dir]))
+                .at(&p)?;
+            let parent = mpath::parent(&dir).unwrap_or("").to_string();
+            self.delta(&parent).subdirs += 1;
+            self.stats.dirs += 1;
+            self.dirs.known.insert(dir);
+        }
+        Ok(())
+    }
+
+    /// Normalize and check a path for a new file.
+    fn file_path(&mut self, raw: &str) -> Result<String> {
+        let path = mpath::check_member(raw)?;
+        if path.is_empty() {
+            return Err(Error::IsADirectory(String::new()));
+        }
+        if self.dir_exists(&path)? {
+            return Err(Error::IsADirectory(path));
+        }
+        Ok(path)
+    }
+
+    // ------------------------------------------------------------------ adding
+
+    /// Add a file whose content is in memory. `crc32c` may be passed when already
+    /// computed (by a reader thread); otherwise it is computed here.
+    pub fn add_file(
+        &mut self,
+        path: &str,
+        meta: Meta,
+        data: &[u8],
+        crc32c: Option<u32>,
+    ) -> Result<FileInfo> {
+        self.check_usable()?;
+        let path = self.file_path(path)?;
+        let missing = self.missing_ancestors(&path)?;
+        self.begin_batch()?;
+        let size = data.len() as u64;
+        let (shard, offset) = match self.shards.place(size) {
+            Ok(pos) => pos,
+            Err(e) => return self.poison(e),
+        };
+        let crc = crc32c.unwrap_or_else(|| crc::crc32c(data));
+        let fi = FileInfo {
+            path,
+            shard,
+            offset,
+            size,
+            crc32c: Some(crc),
+            meta,
+        };
+        if missing.is_empty() {
+            // The only possible conflict left is an existing file: the UNIQUE index
+            // reports it before a byte is written.
+            match self.insert_file_row(&fi) {
+                Ok(()) => {}
+                Err(e) if is_unique_violation(&e) => return Err(Error::FileExists(fi.path)),
+                Err(e) => return self.poison(Error::sqlite(self.layout.index(), e)),
+            }
+        } else {
+            // A new parent: the file cannot exist yet.
+            let r = self
+                .insert_missing_dirs(missing)
+                .and_then(|()| self.insert_file_row(&fi).at(self.layout.index()));
+            if let Err(e) = r {
+                return self.poison(e);
+            }
+        }
+        if let Err(e) = self.shards.write(data) {
+            return self.poison(e);
+        }
+        self.account(&fi);
+        self.maybe_commit()?;
+        Ok(fi)
+    }
+
+    fn insert_file_row(&self, fi: &FileInfo) -> rusqlite::Result<()> {
+        let mut stmt = self.index.conn().prepare_cached(
+            "INSERT INTO files (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?;
+        stmt.execute(params![
+            fi.path,
+            fi.shard as i64,
+            fi.offset as i64,
+            fi.size as i64,
+            fi.crc32c,
+            fi.meta.mode,
+            fi.meta.uid,
+            fi.meta.gid,
+            fi.meta.mtime_ns
+        ])?;
+        Ok(())
+    }
+
+    fn account(&mut self, fi: &FileInfo) {
+        let parent = mpath::parent(&fi.path).unwrap_or("").to_string();
+        let d = self.delta(&parent);
+        d.files += 1;
+        d.bytes += fi.size as i64;
+        let batch = self.batch.as_mut().expect("batch is open");
+        batch.bytes += fi.size;
+        self.stats.files += 1;
+        self.stats.bytes += fi.size;
+    }
+
+    /// Start a file whose `size` bytes will arrive in chunks ([`write_chunk`]), for
+    /// content too large to hold in memory. All conflicts are checked here, before any
+    /// byte is written; nothing else may be added until [`finish_file`] or
+    /// [`abort_file`].
+    ///
+    /// [`write_chunk`]: Self::write_chunk
+    /// [`finish_file`]: Self::finish_file
+    /// [`abort_file`]: Self::abort_file
+    pub fn begin_file(&mut self, path: &str, meta: Meta, size: u64) -> Result<PendingFile> {
+        self.check_usable()?;
+        let path = self.file_path(path)?;
+        self.missing_ancestors(&path)?;
+        if self.index.is_file(&path)? {
+            return Err(Error::FileExists(path));
+        }
+        self.begin_batch()?;
+        let (shard, offset) = match self.shards.place(size) {
+            Ok(pos) => pos,
+            Err(e) => return self.poison(e),
+        };
+        Ok(PendingFile {
+            path,
+            meta,
+            size,
+            shard,
+            offset,
+            written: 0,
+            crc: Crc32c::new(),
+        })
+    }
+
+    /// Append a chunk of a pending file. More bytes than announced is an error.
+    pub fn write_chunk(&mut self, pf: &mut PendingFile, data: &[u8]) -> Result<()> {
+        self.check_usable()?;
+        if self.shards.position() != (pf.shard, pf.offset + pf.written) {
+            return Err(Error::InvalidOperation(format!(
+                "{}: another write came between the chunks of this file",
+                pf.path
+            )));
+        }
+        if pf.written + data.len() as u64 > pf.size {
+            return Err(Error::SourceChanged {
+                path: pf.path.clone(),
+                detail: format!("grew while being read (expected {} bytes)", pf.size),
+            });
+        }
+        if let Err(e) = self.shards.write(data) {
+            return self.poison(e);
+        }
+        pf.crc.update(data);
+        pf.written += data.len() as u64;
+        if let Some(b) = self.batch.as_mut() {
+            b.bytes += data.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Complete a pending file: check its length and insert its row.
+    pub fn finish_file(&mut self, pf: PendingFile) -> Result<FileInfo> {
+        self.check_usable()?;
+        if pf.written != pf.size {
+            let detail = format!(
+                "size changed while being read (expected {} bytes, got {})",
+                pf.size, pf.written
+            );
+            let path = pf.path.clone();
+            self.abort_file(pf)?;
+            return Err(Error::SourceChanged { path, detail });
+        }
+        // The batch may have been committed in between; it is reopened here.
+        self.begin_batch()?;
+        let missing = self.missing_ancestors(&pf.path)?;
+        let fi = FileInfo {
+            path: pf.path,
+            shard: pf.shard,
+            offset: pf.offset,
+            size: pf.size,
+            crc32c: Some(pf.crc.value()),
+            meta: pf.meta,
+        };
+        let r = self
+            .insert_missing_dirs(missing)
+            .and_then(|()| self.insert_file_row(&fi).at(self.layout.index()));
+        if let Err(e) = r {
+            return self.poison(e);
+        }
+        // `account` adds the size to the batch again; the chunks already counted it.
+        if let Some(b) = self.batch.as_mut() {
+            b.bytes = b.bytes.saturating_sub(fi.size);
+        }
+        self.account(&fi);
+        self.maybe_commit()?;
+        Ok(fi)
+    }
+
+    /// Abandon a pending file: its bytes are cut off the shard.
+    pub fn abort_file(&mut self, pf: PendingFile) -> Result<()> {
+        if self.shards.position().0 == pf.shard {
+            if let Err(e) = self.shards.truncate_to(pf.offset) {
+                return self.poison(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Add a file of `size` bytes read from `src`, streaming it in chunks.
+    pub fn add_file_from_reader(
+        &mut self,
+        path: &str,
+        meta: Meta,
+        size: u64,
+        src: &mut dyn Read,
+    ) -> Result<FileInfo> {
+        let mut pf = self.begin_file(path, meta, size)?;
+        let mut buf = vec![0u8; (1 << 20).min(size.max(1) as usize)];
+        loop {
+            let n = match src.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let path = pf.path.clone();
+                    self.abort_file(pf)?;
+                    return Err(Error::SourceChanged {
+                        path,
+                        detail: format!("read failed: {e}"),
+                    });
+                }
+            };
+            if let Err(e) = self.write_chunk(&mut pf, &buf[..n]) {
+                self.abort_file(pf)?;
+                return Err(e);
+            }
+        }
+        self.finish_file(pf)
+    }
+
+    /// Add a directory with its metadata. An existing directory gets the metadata
+    /// (its counters are kept); missing ancestors are created.
+    pub fn add_dir(&mut self, path: &str, meta: Meta) -> Result<()> {
+        self.check_usable()?;
+        let path = mpath::check_member(path)?;
+        let p = self.layout.index().to_path_buf();
+        if !path.is_empty() && self.index.is_file(&path)? {
+            return Err(Error::FileExists(path));
+        }
+        let missing = if self.dir_exists(&path)? {
+            None
+        } else {
+            Some(self.missing_ancestors(&path)?)
+        };
+        self.begin_batch()?;
+        let r = match missing {
+            None => self
+                .index
+                .conn()
+                .prepare_cached(
+                    "UPDATE dirs SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns])
+                })
+                .at(&p)
+                .map(drop),
+            Some(missing) => self.insert_missing_dirs(missing).and_then(|()| {
+                self.index
+                    .conn()
+                    .prepare_cached(
+                        "INSERT INTO dirs (path, mode, uid, gid, mtime_ns) \
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns])
+                    })
+                    .at(&p)?;
+                let parent = mpath::parent(&path).unwrap_or("").to_string();
+                self.delta(&parent).subdirs += 1;
+                self.stats.dirs += 1;
+                self.dirs.known.insert(path);
+                Ok(())
+            }),
+        };
+        if let Err(e) = r {
+            return self.poison(e);
+        }
+        self.maybe_commit()
+    }
+
+    /// Commit, make sure shard 0 exists, and return what was added.
+    pub fn finish(mut self) -> Result<WriteStats> {
+        self.commit()?;
+        self.shards.sync()?;
+        shard::ensure_first_shard(&self.layout)?;
+        let _ = self.index.conn().execute_batch("PRAGMA optimize");
+        Ok(self.stats)
+    }
+
+    // ------------------------------------------------------------------ recovery
+
+    /// Cut bytes after the last file of the current shard (left by an interrupted
+    /// writer) and return how many were removed. Used when resuming.
+    pub fn trim_garbage(&mut self) -> Result<u64> {
+        self.commit()?;
+        let (shard, pos) = self.shards.position();
+        let end = self
+            .index
+            .shard_usage()?
+            .into_iter()
+            .find(|u| u.shard == shard)
+            .map(|u| u.logical_end)
+            .unwrap_or(0);
+        if end < pos {
+            self.shards.truncate_to(end)?;
+            self.shards.sync()?;
+            return Ok(pos - end);
+        }
+        Ok(0)
+    }
+
+    // ------------------------------------------------------------------ mutations
+
+    /// Run `f` in a transaction of its own with triggers on.
+    fn mutate<T>(&mut self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
+        self.commit()?;
+        let p = self.layout.index().to_path_buf();
+        let conn = self.index.conn();
+        conn.execute_batch("BEGIN IMMEDIATE").at(&p)?;
+        match f(&self.index) {
+            Ok(v) => {
+                conn.execute_batch("COMMIT").at(&p)?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Delete a file. Its bytes become a gap, except when they were the last bytes of
+    /// their shard: then the shard is cut back to its new logical end.
+    pub fn remove_file(&mut self, path: &str) -> Result<FileInfo> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        let fi = self.mutate(|i| {
+            let Some(fi) = i.file(&path)? else {
+                return Err(if i.is_dir(&path)? {
+                    Error::IsADirectory(path.clone())
+                } else {
+                    Error::NotFound(path.clone())
+                });
+            };
+            i.conn()
+                .execute("DELETE FROM files WHERE path = ?1", [&path])
+                .at(i.path())?;
+            Ok(fi)
+        })?;
+        self.cut_shard_tail(fi.shard)?;
+        Ok(fi)
+    }
+
+    /// Truncate shard `n` to its logical end if it is the current shard.
+    fn cut_shard_tail(&mut self, n: u64) -> Result<()> {
+        let (cur, pos) = self.shards.position();
+        if n != cur {
+            return Ok(());
+        }
+        let end = self
+            .index
+            .shard_usage()?
+            .into_iter()
+            .find(|u| u.shard == n)
+            .map(|u| u.logical_end)
+            .unwrap_or(0);
+        if end < pos {
+            self.shards.truncate_to(end)?;
+        }
+        Ok(())
+    }
+
+    /// Remove an empty directory.
+    pub fn rmdir(&mut self, path: &str) -> Result<()> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        self.mutate(|i| {
+            let Some(d) = i.dir(&path)? else {
+                return Err(if i.is_file(&path)? {
+                    Error::NotADirectory(path.clone())
+                } else {
+                    Error::NotFound(path.clone())
+                });
+            };
+            if path.is_empty() {
+                return Err(Error::InvalidOperation("cannot remove the root directory".into()));
+            }
+            if d.num_files != 0 || d.num_subdirs != 0 || i.conn()
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM files WHERE parent = ?1) \
+                     OR EXISTS (SELECT 1 FROM dirs WHERE parent = ?1)",
+                    [&path],
+                    |r| r.get::<_, bool>(0),
+                )
+                .at(i.path())?
+            {
+                return Err(Error::DirectoryNotEmpty(path.clone()));
+            }
+            i.conn()
+                .execute("DELETE FROM dirs WHERE path = ?1", [&path])
+                .at(i.path())?;
+            Ok(())
+        })?;
+        self.dirs.known.remove(&path);
+        Ok(())
+    }
+
+    /// Remove a directory and everything below it. Returns the number of files removed.
+    pub fn rmtree(&mut self, path: &str) -> Result<u64> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        if path.is_empty() {
+            return Err(Error::InvalidOperation("cannot remove the root directory".into()));
+        }
+        let (lo, hi) = mpath::subtree_range(&path).expect("not the root");
+        let removed = self.mutate(|i| {
+            if !i.is_dir(&path)? {
+                return Err(if i.is_file(&path)? {
+                    Error::NotADirectory(path.clone())
+                } else {
+                    Error::NotFound(path.clone())
+                });
+            }
+            // Descendants go with triggers off: the directory's own totals still
+            // describe them, and deleting the directory with triggers on takes those
+            // totals out of every ancestor.
+            i.conn().execute_batch("PRAGMA defer_foreign_keys = ON").at(i.path())?;
+            i.set_use_triggers(false)?;
+            let n = i
+                .conn()
+                .execute("DELETE FROM files WHERE path >= ?1 AND path < ?2", [&lo, &hi])
+                .at(i.path())?;
+            i.conn()
+                .execute("DELETE FROM dirs WHERE path >= ?1 AND path < ?2", [&lo, &hi])
+                .at(i.path())?;
+            i.set_use_triggers(true)?;
+            i.conn()
+                .execute("DELETE FROM dirs WHERE path = ?1", [&path])
+                .at(i.path())?;
+            Ok(n as u64)
+        })?;
+        self.dirs.known.retain(|d| !mpath::is_within(d, &path));
+        Ok(removed)
+    }
+
+    /// Rename a file or a directory (with everything below it). Missing ancestors of
+    /// the new path are created. An existing target is an error unless `overwrite`,
+    /// which replaces a file by a file, or an empty directory by a directory.
+    pub fn rename(&mut self, old: &str, new: &str, overwrite: bool) -> Result<()> {
+        self.check_usable()?;
+        let old = mpath::normalize(old);
+        let new = mpath::check_member(new)?;
+        if old == new {
+            return Ok(());
+        }
+        if old.is_empty() || new.is_empty() {
+            return Err(Error::InvalidOperation("cannot rename the root directory".into()));
+        }
+        let entry = self
+            .index
+            .file(&old)?
+            .map(Entry::File)
+            .or(self.index.dir(&old)?.map(Entry::Dir))
+            .ok_or_else(|| Error::NotFound(old.clone()))?;
+        if entry.is_dir() && mpath::is_within(&new, &old) {
+            return Err(Error::InvalidOperation(format!(
+                "cannot move directory {old:?} into itself ({new:?})"
+            )));
+        }
+        let missing = self.missing_ancestors(&new)?;
+        let is_dir = entry.is_dir();
+        self.mutate(|i| {
+            let conn = i.conn();
+            let p = i.path();
+            match (i.is_file(&new)?, i.is_dir(&new)?) {
+                (true, _) if is_dir => return Err(Error::NotADirectory(new.clone())),
+                (true, _) if !overwrite => return Err(Error::FileExists(new.clone())),
+                (true, _) => {
+                    conn.execute("DELETE FROM files WHERE path = ?1", [&new]).at(p)?;
+                }
+                (_, true) if !is_dir => return Err(Error::IsADirectory(new.clone())),
+                (_, true) if !overwrite => {
+                    return Err(Error::InvalidOperation(format!(
+                        "{new}: directory already exists"
+                    )))
+                }
+                (_, true) => {
+                    let empty: bool = conn
+                        .query_row(
+                            "SELECT NOT EXISTS (SELECT 1 FROM files WHERE parent = ?1) \
+                             AND NOT EXISTS (SELECT 1 FROM dirs WHERE parent = ?1)",
+                            [&new],
+                            |r| r.get(0),
+                        )
+                        .at(p)?;
+                    if !empty {
+                        return Err(Error::DirectoryNotEmpty(new.clone()));
+                    }
+                    conn.execute("DELETE FROM dirs WHERE path = ?1", [&new]).at(p)?;
+                }
+                _ => {}
+            }
+            // Ancestors of the new path, top-down, with triggers on.
+            for dir in missing.iter().rev() {
+                conn.execute("INSERT INTO dirs (path) VALUES (?1)", [dir]).at(p)?;
+            }
+            conn.execute_batch("PRAGMA defer_foreign_keys = ON").at(p)?;
+            if !is_dir {
+                // move_file moves the counters between the parents.
+                conn.execute("UPDATE files SET path = ?2 WHERE path = ?1", [&old, &new])
+                    .at(p)?;
+                return Ok(());
+            }
+            // move_subdir moves the directory's totals between the parents; the paths
+            // below it are rewritten with triggers off (their counters stay valid).
+            conn.execute("UPDATE dirs SET path = ?2 WHERE path = ?1", [&old, &new])
+                .at(p)?;
+            let (lo, hi) = mpath::subtree_range(&old).expect("not the root");
+            i.set_use_triggers(false)?;
+            for table in ["dirs", "files"] {
+                conn.execute(
+                    &format!(
+                        "UPDATE {table} SET path = ?3 || substr(path, ?4) \
+                         WHERE path >= ?1 AND path < ?2"
+                    ),
+                    params![lo, hi, new, old.chars().count() as i64 + 1],
+                )
+                .at(p)?;
+            }
+            i.set_use_triggers(true)?;
+            Ok(())
+        })?;
+        self.dirs.known.clear();
+        self.dirs.complete = false;
+        Ok(())
+    }
+
+    /// Set the shard size limit (see [`WriterOptions::shard_size_limit`]).
+    pub fn set_shard_size_limit(&mut self, limit: u64) -> Result<()> {
+        self.commit()?;
+        Self::check_new_limit(&self.index, limit)?;
+        self.index.set_shard_size_limit(limit)?;
+        self.shards.set_limit(limit);
+        Ok(())
+    }
+}
+
+impl Drop for ArchiveWriter {
+    fn drop(&mut self) {
+        // An unfinished batch is rolled back: its rows disappear, use_triggers returns
+        // to 1, and the bytes it wrote stay behind as unreferenced trailing garbage.
+        if self.batch.is_some() || !self.index.conn().is_autocommit() {
+            let _ = self.index.conn().execute_batch("ROLLBACK");
+        }
+    }
+}
