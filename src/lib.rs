@@ -31,6 +31,7 @@ pub mod error;
 pub mod glob;
 pub mod index;
 pub mod layout;
+pub mod listing;
 pub mod path;
 pub mod schema;
 pub mod shard;

@@ -1,1 +1,257 @@
 //! Command-line front ends.
+//!
+//! One module per command: a clap `Args` struct and a `run` function that turns the
+//! arguments into library options and calls the library. The `barecat` binary runs
+//! any command, as a subcommand (`barecat create …`) or by the name it was invoked
+//! under (a `barecat-create` link to `barecat`); each `src/bin/barecat-<name>.rs`
+//! runs one command directly.
+//!
+//! Exit codes: 0 success, 1 failure (including "done, but some entries were
+//! skipped"), 2 usage error.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{self, IsTerminal};
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+
+pub mod cat;
+pub mod ls;
+
+/// Exit status for "done, but something failed along the way".
+pub const FAILURE: u8 = 1;
+/// Exit status for usage errors.
+pub const USAGE: u8 = 2;
+
+/// A usage error found after parsing (an invalid combination of options, …).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Return a usage error (exit status 2) from a command's `run`.
+#[macro_export]
+macro_rules! usage {
+    ($($t:tt)*) => { return Err(anyhow::Error::new($crate::cli::UsageError(format!($($t)*)))) };
+}
+
+/// A command of the suite.
+pub struct Command {
+    /// Subcommand name: `barecat <name>`.
+    pub name: &'static str,
+    /// Name of its own binary (`barecat-<name>`, or a legacy name).
+    pub binary: &'static str,
+    /// Legacy entry points are reachable by their binary name but not listed.
+    pub legacy: bool,
+    /// The clap definition.
+    pub command: fn() -> clap::Command,
+    run: fn(&ArgMatches) -> anyhow::Result<ExitCode>,
+}
+
+macro_rules! register {
+    ($name:literal, $bin:literal, $legacy:literal, $args:ty, $run:path) => {
+        Command {
+            name: $name,
+            binary: $bin,
+            legacy: $legacy,
+            command: || <$args as CommandFactory>::command(),
+            run: |m| {
+                let args = <$args as FromArgMatches>::from_arg_matches(m)?;
+                $run(args)
+            },
+        }
+    };
+}
+
+/// Every command, in the order `barecat --list` shows them.
+pub fn commands() -> &'static [Command] {
+    static COMMANDS: &[Command] = &[
+        register!("cat", "barecat-cat", false, cat::Args, cat::run),
+        register!("ls", "barecat-ls", false, ls::Args, ls::run),
+        register!(
+            "extract-single",
+            "barecat-extract-single",
+            true,
+            cat::LegacyArgs,
+            cat::run_legacy
+        ),
+    ];
+    COMMANDS
+}
+
+fn program_name(argv0: &OsString) -> String {
+    Path::new(argv0)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "barecat".into())
+}
+
+fn install_panic_hook(prog: &str) {
+    let prog = prog.to_string();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("{prog}: internal error: {msg}{at} (please report this bug)");
+    }));
+}
+
+/// Print an error as one line and pick the exit status.
+fn report(prog: &str, err: anyhow::Error) -> ExitCode {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<io::Error>() {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                // The reader of our output went away (`… | head`): not an error.
+                return ExitCode::SUCCESS;
+            }
+        }
+        if let Some(barecat_err) = cause.downcast_ref::<crate::Error>() {
+            if let crate::Error::Io { source, .. } = barecat_err {
+                if source.kind() == io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+        }
+        if let Some(e) = cause.downcast_ref::<clap::Error>() {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { USAGE } else { 0 });
+        }
+    }
+    let usage = err.downcast_ref::<UsageError>().is_some();
+    let msg = format!("{err:#}").replace('\n', " ");
+    eprintln!("{prog}: {msg}");
+    if usage {
+        eprintln!("Try '{prog} --help' for more information.");
+        ExitCode::from(USAGE)
+    } else {
+        ExitCode::from(FAILURE)
+    }
+}
+
+fn run_matches(prog: &str, cmd: &Command, matches: &ArgMatches) -> ExitCode {
+    match (cmd.run)(matches) {
+        Ok(code) => code,
+        Err(e) => report(prog, e),
+    }
+}
+
+/// Entry point of a `barecat-<name>` binary: parse the arguments as `A` and run.
+pub fn main_for<A: Parser>(run: fn(A) -> anyhow::Result<ExitCode>) -> ExitCode {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let prog = argv.first().map(program_name).unwrap_or_default();
+    install_panic_hook(&prog);
+    let args = match A::try_parse_from(&argv) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { USAGE } else { 0 });
+        }
+    };
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => report(&prog, e),
+    }
+}
+
+/// The `barecat` command with every command as a subcommand.
+pub fn barecat_command() -> clap::Command {
+    let mut top = clap::Command::new("barecat")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Fast, safe tools for barecat archives")
+        .long_about(
+            "Fast, safe tools for barecat archives: millions of small files in an SQLite \
+             index plus raw shard files, compatible with Python barecat 0.3.\n\n\
+             Every command is also installed as its own program: `barecat create` is \
+             `barecat-create`.",
+        )
+        .subcommand_required(false)
+        .arg_required_else_help(true)
+        .arg(
+            clap::Arg::new("list")
+                .long("list")
+                .action(clap::ArgAction::SetTrue)
+                .help("List the commands"),
+        )
+        .after_help(
+            "Exit status: 0 success, 1 failure (some entries failed or problems found), \
+             2 usage error.",
+        );
+    for c in commands().iter().filter(|c| !c.legacy) {
+        top = top.subcommand((c.command)().name(c.name).bin_name(format!("barecat {}", c.name)));
+    }
+    top
+}
+
+/// Entry point of the multicall `barecat` binary.
+pub fn main_multicall() -> ExitCode {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let prog = argv.first().map(program_name).unwrap_or_else(|| "barecat".into());
+    install_panic_hook(&prog);
+    // Invoked through a link named after a command: run that command.
+    if let Some(cmd) = commands().iter().find(|c| c.binary == prog) {
+        return match (cmd.command)().try_get_matches_from(&argv) {
+            Ok(m) => run_matches(&prog, cmd, &m),
+            Err(e) => {
+                let _ = e.print();
+                ExitCode::from(if e.use_stderr() { USAGE } else { 0 })
+            }
+        };
+    }
+    let matches = match barecat_command().try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { USAGE } else { 0 });
+        }
+    };
+    if matches.get_flag("list") {
+        for c in commands().iter().filter(|c| !c.legacy) {
+            let about = (c.command)()
+                .get_about()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            println!("{:<16} {}", c.name, about);
+        }
+        return ExitCode::SUCCESS;
+    }
+    match matches.subcommand() {
+        Some((name, sub)) => {
+            let cmd = commands()
+                .iter()
+                .find(|c| c.name == name)
+                .expect("clap only accepts registered subcommands");
+            run_matches(&format!("barecat {name}"), cmd, sub)
+        }
+        None => {
+            let _ = barecat_command().print_help();
+            ExitCode::from(USAGE)
+        }
+    }
+}
+
+/// True when progress bars should be drawn: stderr is a terminal and not `-q`.
+pub fn show_progress(quiet: bool) -> bool {
+    !quiet && io::stderr().is_terminal()
+}
+
+/// Print the library's warnings about an archive (old schema, …) to stderr.
+pub fn print_warnings(prog: &str, warnings: &[String]) {
+    for w in warnings {
+        eprintln!("{prog}: warning: {w}");
+    }
+}

@@ -1,0 +1,60 @@
+//! `barecat-ls`: list archive contents.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+
+use crate::listing::{self, ListOptions};
+use crate::Archive;
+
+const EXAMPLES: &str = "\
+Examples:
+  barecat-ls data.barecat                  # the top level
+  barecat-ls -l data.barecat train         # long format
+  barecat-ls -R data.barecat train         # every file below train, full paths
+  barecat-ls data.barecat 'train/**/*.jpg' # glob (** crosses directories)
+  barecat-ls --json -R data.barecat        # JSON lines, for scripts";
+
+/// List files and directories in an archive.
+#[derive(Debug, Parser)]
+#[command(name = "barecat-ls", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// The archive
+    pub archive: std::path::PathBuf,
+    /// Directories, files or glob patterns inside the archive (default: the root)
+    pub paths: Vec<String>,
+    /// Long format: mode, links, owner, group, size, modification time, name
+    #[arg(short, long)]
+    pub long: bool,
+    /// List every file below the directories, with full paths
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
+    /// One JSON object per line
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let archive = Archive::open(&args.archive)
+        .with_context(|| format!("cannot open {}", args.archive.display()))?;
+    super::print_warnings("barecat-ls", archive.warnings());
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let opts = ListOptions {
+        long: args.long,
+        recursive: args.recursive,
+        json: args.json,
+    };
+    let problems = listing::list(&archive, &args.paths, opts, &mut out)?;
+    out.flush()?;
+    for p in &problems {
+        eprintln!("barecat-ls: {p}");
+    }
+    Ok(if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::FAILURE)
+    })
+}
