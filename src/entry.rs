@@ -23,7 +23,11 @@ impl Meta {
             mode: Some(md.mode()),
             uid: Some(md.uid()),
             gid: Some(md.gid()),
-            mtime_ns: Some(md.mtime().saturating_mul(1_000_000_000).saturating_add(md.mtime_nsec())),
+            mtime_ns: Some(
+                md.mtime()
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(md.mtime_nsec()),
+            ),
         }
     }
 

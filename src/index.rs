@@ -235,9 +235,7 @@ impl Index {
         if self.use_triggers()? {
             return Ok(());
         }
-        let tx = self.conn.unchecked_transaction().at(&self.path)?;
-        self.rebuild_all()?;
-        tx.commit().at(&self.path)
+        self.rebuild_statistics().map(drop)
     }
 
     /// Warnings worth showing to a user who opened this index.
@@ -300,7 +298,10 @@ impl Index {
                 &self.path,
                 format!("shard_size_limit is {v}"),
             )),
-            None => Err(Error::corrupt(&self.path, "config row shard_size_limit missing")),
+            None => Err(Error::corrupt(
+                &self.path,
+                "config row shard_size_limit missing",
+            )),
         }
     }
 
@@ -314,6 +315,23 @@ impl Index {
             )
             .at(&self.path)?;
         Ok(())
+    }
+
+    /// Switch this connection in or out of bulk mode, between transactions. In bulk
+    /// mode the connection runs no triggers and checks no foreign keys, so inserts
+    /// compile to plain row and index writes (no trigger programs, no statement
+    /// journal); the bulk writer inserts parents before children itself. Other
+    /// connections are unaffected.
+    pub(crate) fn set_bulk_mode(&self, on: bool) -> Result<()> {
+        let c = &self.conn;
+        c.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, !on)
+            .at(&self.path)?;
+        c.execute_batch(if on {
+            "PRAGMA foreign_keys = OFF"
+        } else {
+            "PRAGMA foreign_keys = ON"
+        })
+        .at(&self.path)
     }
 
     /// Is `config.use_triggers` 1?
@@ -516,11 +534,19 @@ impl Index {
         Ok(n.unwrap_or(0).max(0) as u64)
     }
 
-    /// Highest shard number any file refers to.
+    /// Highest shard number any file refers to (answered from the shard/offset index).
     pub fn max_shard(&self) -> Result<Option<i64>> {
-        self.conn
-            .query_row("SELECT max(shard) FROM files", [], |r| r.get(0))
-            .at(&self.path)
+        let v = self
+            .conn
+            .query_row("SELECT max(shard) FROM files", [], |r| {
+                Ok(match r.get_ref(0)? {
+                    ValueRef::Integer(i) => Ok(Some(i)),
+                    ValueRef::Null => Ok(None),
+                    other => Err(other.data_type()),
+                })
+            })
+            .at(&self.path)?;
+        v.map_err(|t| Error::corrupt(&self.path, format!("files.shard holds a {t:?} value")))
     }
 
     /// Per shard: logical end (max offset+size), number of files and live bytes.
@@ -559,7 +585,7 @@ impl Index {
 
     /// Insert a bare dirs row for every missing ancestor of every file and directory,
     /// and for the root (spec §3.3). Run with triggers off. Returns the rows added.
-    pub fn ensure_ancestors(&self) -> Result<usize> {
+    fn ensure_ancestors(&self) -> Result<usize> {
         let p = parent_sql("path");
         let sql = format!(
             "WITH RECURSIVE anc(path) AS (
@@ -619,9 +645,9 @@ impl Index {
     }
 
     /// Recompute the four counters of every dirs row from `files` and `dirs` (spec
-    /// §3.4) with a handful of set-based statements. Run with triggers off; re-runnable
-    /// on the same connection; writes nothing to stdout. Returns the rows changed.
-    pub fn rebuild_tree_stats(&self) -> Result<usize> {
+    /// §3.4) with a handful of set-based statements. Run with triggers off. Returns
+    /// the rows changed.
+    fn rebuild_tree_stats(&self) -> Result<usize> {
         self.build_stats_tables()?;
         let changed = self
             .conn
@@ -642,13 +668,35 @@ impl Index {
         Ok(changed)
     }
 
-    /// Ensure ancestors and rebuild all statistics with triggers off, inside the
-    /// caller's transaction, then turn triggers back on (still inside it).
-    pub fn rebuild_all(&self) -> Result<()> {
-        self.set_use_triggers(false)?;
-        self.ensure_ancestors()?;
-        self.rebuild_tree_stats()?;
-        self.set_use_triggers(true)
+    /// Create every missing ancestor directory (§3.3) and recompute every
+    /// directory's counters (§3.4), atomically: the work runs in a savepoint with
+    /// triggers off and foreign keys deferred, inside or outside a transaction.
+    /// Re-runnable; writes nothing to stdout. Returns the dirs rows added or changed.
+    pub fn rebuild_statistics(&self) -> Result<usize> {
+        let p = &self.path;
+        self.conn.execute_batch("SAVEPOINT bc_rebuild").at(p)?;
+        let work = || -> Result<usize> {
+            self.conn
+                .execute_batch("PRAGMA defer_foreign_keys = ON")
+                .at(p)?;
+            self.set_use_triggers(false)?;
+            let added = self.ensure_ancestors()?;
+            let changed = self.rebuild_tree_stats()?;
+            self.set_use_triggers(true)?;
+            Ok(added + changed)
+        };
+        match work() {
+            Ok(n) => {
+                self.conn.execute_batch("RELEASE bc_rebuild").at(p)?;
+                Ok(n)
+            }
+            Err(e) => {
+                let _ = self
+                    .conn
+                    .execute_batch("ROLLBACK TO bc_rebuild; RELEASE bc_rebuild");
+                Err(e)
+            }
+        }
     }
 
     /// Directories whose stored counters differ from the recomputed ones (what
@@ -754,12 +802,11 @@ impl std::fmt::Display for StatsMismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names = ["num_files", "num_subdirs", "num_files_tree", "size_tree"];
         write!(f, "dir {:?}:", self.path)?;
-        for i in 0..4 {
-            if self.stored[i] != Some(self.actual[i]) {
-                match self.stored[i] {
-                    Some(v) => write!(f, " {}={} (should be {})", names[i], v, self.actual[i])?,
-                    None => write!(f, " {}=NULL (should be {})", names[i], self.actual[i])?,
-                }
+        for ((name, stored), actual) in names.iter().zip(self.stored).zip(self.actual) {
+            match stored {
+                Some(v) if v == actual => {}
+                Some(v) => write!(f, " {name}={v} (should be {actual})")?,
+                None => write!(f, " {name}=NULL (should be {actual})")?,
             }
         }
         Ok(())
@@ -818,7 +865,7 @@ fn meta(path: &str, row: &Row<'_>, first: usize) -> std::result::Result<Meta, St
         mode: opt_u32(path, "mode", row, first)?,
         uid: opt_u32(path, "uid", row, first + 1)?,
         gid: opt_u32(path, "gid", row, first + 2)?,
-        mtime_ns: field(path, "mtime_ns", opt_int(row, first + 3), |v| Some(v))?,
+        mtime_ns: field(path, "mtime_ns", opt_int(row, first + 3), Some)?,
     })
 }
 
@@ -853,7 +900,8 @@ pub(crate) fn decode_file(row: &Row<'_>) -> std::result::Result<FileInfo, String
 
 pub(crate) fn decode_dir(row: &Row<'_>) -> std::result::Result<DirInfo, String> {
     let path = text(row, 0, "dirs.path")?;
-    let count = |i: usize, name: &str| field(&path, name, opt_int(row, i), |v| Some(v.unwrap_or(0)));
+    let count =
+        |i: usize, name: &str| field(&path, name, opt_int(row, i), |v| Some(v.unwrap_or(0)));
     Ok(DirInfo {
         num_subdirs: count(1, "num_subdirs")?,
         num_files: count(2, "num_files")?,

@@ -229,10 +229,7 @@ mod tests {
     #[test]
     fn naming() {
         let l = Layout::current("x/data.barecat");
-        assert_eq!(
-            l.shard_path(3),
-            PathBuf::from("x/data.barecat-shard-00003")
-        );
+        assert_eq!(l.shard_path(3), PathBuf::from("x/data.barecat-shard-00003"));
         assert_eq!(
             l.shard_path(100000),
             PathBuf::from("x/data.barecat-shard-100000")

@@ -94,7 +94,11 @@ fn lookup_user(uid: u32) -> Option<String> {
     if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
         return None;
     }
-    Some(unsafe { CStr::from_ptr(pwd.pw_name) }.to_string_lossy().into_owned())
+    Some(
+        unsafe { CStr::from_ptr(pwd.pw_name) }
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 fn lookup_group(gid: u32) -> Option<String> {
@@ -106,7 +110,11 @@ fn lookup_group(gid: u32) -> Option<String> {
     if rc != 0 || result.is_null() || grp.gr_name.is_null() {
         return None;
     }
-    Some(unsafe { CStr::from_ptr(grp.gr_name) }.to_string_lossy().into_owned())
+    Some(
+        unsafe { CStr::from_ptr(grp.gr_name) }
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 const MONTHS: [&str; 12] = [
@@ -313,7 +321,11 @@ pub fn list(
                     p.line(&format!("total {total}"))?;
                 }
                 for c in &children {
-                    let name = if opts.json { c.path() } else { mpath::basename(c.path()) };
+                    let name = if opts.json {
+                        c.path()
+                    } else {
+                        mpath::basename(c.path())
+                    };
                     p.entry(c, name)?;
                 }
             }

@@ -66,7 +66,9 @@ pub fn is_safe_stored(path: &str) -> bool {
     !path.is_empty()
         && !path.contains('\0')
         && !path.starts_with('/')
-        && path.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
 /// The parent of a normalized path, as the index's generated `parent` column

@@ -266,11 +266,9 @@ pub fn read_version(conn: &Connection) -> rusqlite::Result<Version> {
         });
     }
     let get = |key: &str| -> rusqlite::Result<Option<i64>> {
-        conn.query_row(
-            "SELECT value_int FROM config WHERE key = ?1",
-            [key],
-            |r| r.get::<_, Option<i64>>(0),
-        )
+        conn.query_row("SELECT value_int FROM config WHERE key = ?1", [key], |r| {
+            r.get::<_, Option<i64>>(0)
+        })
         .optional()
         .map(Option::flatten)
     };

@@ -373,7 +373,11 @@ impl ShardAppender {
             self.buf.clear();
         }
         if self.pos - self.writeback_from >= WRITEBACK_STEP {
-            start_writeback(&self.file, self.writeback_from, self.pos - self.writeback_from);
+            start_writeback(
+                &self.file,
+                self.writeback_from,
+                self.pos - self.writeback_from,
+            );
             self.writeback_from = self.pos;
         }
         Ok(())

@@ -80,7 +80,16 @@ mod tests {
         assert_eq!(parse_size("64KB").unwrap(), 64 << 10);
         assert_eq!(parse_size("2T").unwrap(), 2 << 40);
         assert_eq!(parse_size("7B").unwrap(), 7);
-        for bad in ["", "G", "-1", "1X", "abc", "1e400", "99999999999E", "1.2.3K"] {
+        for bad in [
+            "",
+            "G",
+            "-1",
+            "1X",
+            "abc",
+            "1e400",
+            "99999999999E",
+            "1.2.3K",
+        ] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
     }

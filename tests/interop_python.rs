@@ -12,10 +12,6 @@ use serde_json::Value;
 
 type Contents = BTreeMap<String, Vec<u8>>;
 
-fn hex(data: &[u8]) -> String {
-    data.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Every file of `archive` as our library reads it (CRC-checked).
 fn our_contents(archive: &Path) -> Contents {
     let a = Archive::open(archive).unwrap();
@@ -65,13 +61,15 @@ fn assert_stats_agree(archive: &Path, dump: &Value) {
             )
         })
         .collect();
-    let theirs: BTreeMap<String, Vec<i64>> =
-        serde_json::from_value(dump["dirs"].clone()).unwrap();
+    let theirs: BTreeMap<String, Vec<i64>> = serde_json::from_value(dump["dirs"].clone()).unwrap();
     assert_eq!(ours, theirs);
 }
 
 fn py_verify(archive: &Path) -> String {
-    let out = run(py_barecat(), [std::ffi::OsStr::new("verify"), archive.as_os_str()]);
+    let out = run(
+        py_barecat(),
+        [std::ffi::OsStr::new("verify"), archive.as_os_str()],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -107,11 +105,23 @@ fn build_ours(path: &Path) -> Contents {
     add(&mut w, "nested/a/sibling.txt", b"sibling".to_vec());
     add(&mut w, "empty_files/zero1", Vec::new());
     add(&mut w, "empty_files/zero2", Vec::new());
-    add(&mut w, "ünïcödé/日本語.txt", "こんにちは".as_bytes().to_vec());
+    add(
+        &mut w,
+        "ünïcödé/日本語.txt",
+        "こんにちは".as_bytes().to_vec(),
+    );
     add(&mut w, "ünïcödé/emoji 😀 name", b"smile".to_vec());
-    add(&mut w, "odd/with space & 'quote' %20 #?[x].txt", b"odd".to_vec());
+    add(
+        &mut w,
+        "odd/with space & 'quote' %20 #?[x].txt",
+        b"odd".to_vec(),
+    );
     for i in 0..40 {
-        add(&mut w, &format!("multi/f{i:03}.dat"), pseudo_random(100 + i, 100 + 97 * i as usize));
+        add(
+            &mut w,
+            &format!("multi/f{i:03}.dat"),
+            pseudo_random(100 + i, 100 + 97 * i as usize),
+        );
     }
     add(&mut w, "big/oversize.bin", pseudo_random(7, 10_000));
     add(&mut w, "multi/after_big.dat", pseudo_random(8, 500));
@@ -137,7 +147,8 @@ fn build_ours(path: &Path) -> Contents {
     w.rmtree("doomed").unwrap();
     expected.remove("doomed/a.txt");
     expected.remove("doomed/sub/b.txt");
-    w.rename("top.txt", "moved/into/new/parent.txt", false).unwrap();
+    w.rename("top.txt", "moved/into/new/parent.txt", false)
+        .unwrap();
     let d = expected.remove("top.txt").unwrap();
     expected.insert("moved/into/new/parent.txt".into(), d);
     w.rename("to_rename", "renamed_dir/inside", false).unwrap();
@@ -152,12 +163,18 @@ fn our_archive_is_read_verified_and_extended_by_python() {
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("ours.barecat");
     let expected = build_ours(&arch);
-    assert!(Layout::current(&arch).shard_files().unwrap().len() > 3, "several shards");
+    assert!(
+        Layout::current(&arch).shard_files().unwrap().len() > 3,
+        "several shards"
+    );
     assert_our_stats_consistent(&arch);
 
     // Python verifies it and reads every file identically, with the same statistics.
     let out = py_verify(&arch);
-    assert!(out.contains(&format!("Verified {} files", expected.len())), "{out}");
+    assert!(
+        out.contains(&format!("Verified {} files", expected.len())),
+        "{out}"
+    );
     let dump = py_dump(&arch);
     assert_eq!(py_contents(&dump), expected);
     assert_eq!(dump["integrity_ok"], Value::Bool(true));
@@ -194,7 +211,10 @@ fn make_tree(root: &Path) -> Contents {
         c.insert(format!("src/{p}"), data);
     };
     for i in 0..30u64 {
-        put(&format!("cls{}/img{i:02}.jpg", i % 3), pseudo_random(i, 50 + 211 * i as usize));
+        put(
+            &format!("cls{}/img{i:02}.jpg", i % 3),
+            pseudo_random(i, 50 + 211 * i as usize),
+        );
     }
     put("empty.txt", Vec::new());
     put("ünï/file", b"unicode dir".to_vec());
@@ -210,12 +230,27 @@ fn python_archives_are_read_identically() {
 
     // Several shards, then deletions (gaps) and additions through Python.
     let arch = dir.path().join("py.barecat");
-    run_ok_in(dir.path(), py_barecat(), ["create", "-s", "8K", "py.barecat", "src"]);
+    run_ok_in(
+        dir.path(),
+        py_barecat(),
+        ["create", "-s", "8K", "py.barecat", "src"],
+    );
     assert!(Layout::current(&arch).shard_files().unwrap().len() > 3);
-    py("pyfs.py", ["delete", arch.to_str().unwrap(), "src/cls0/img03.jpg", "src/cls1/img10.jpg"]);
+    py(
+        "pyfs.py",
+        [
+            "delete",
+            arch.to_str().unwrap(),
+            "src/cls0/img03.jpg",
+            "src/cls1/img10.jpg",
+        ],
+    );
     expected.remove("src/cls0/img03.jpg");
     expected.remove("src/cls1/img10.jpg");
-    py("pyfs.py", ["put", arch.to_str().unwrap(), "later/added.bin", "00ff10"]);
+    py(
+        "pyfs.py",
+        ["put", arch.to_str().unwrap(), "later/added.bin", "00ff10"],
+    );
     expected.insert("later/added.bin".into(), vec![0, 0xff, 0x10]);
 
     assert_eq!(our_contents(&arch), expected);
@@ -227,8 +262,16 @@ fn python_archives_are_read_identically() {
     for step in dump["walk"].as_array().unwrap() {
         let d = step[0].as_str().unwrap();
         let l = a.listdir(d).unwrap();
-        let subdirs: Vec<&str> = l.dirs.iter().map(|x| barecat::path::basename(&x.path)).collect();
-        let files: Vec<&str> = l.files.iter().map(|x| barecat::path::basename(&x.path)).collect();
+        let subdirs: Vec<&str> = l
+            .dirs
+            .iter()
+            .map(|x| barecat::path::basename(&x.path))
+            .collect();
+        let files: Vec<&str> = l
+            .files
+            .iter()
+            .map(|x| barecat::path::basename(&x.path))
+            .collect();
         assert_eq!(serde_json::json!(subdirs), step[1], "dirs of {d:?}");
         assert_eq!(serde_json::json!(files), step[2], "files of {d:?}");
     }
@@ -243,7 +286,11 @@ fn legacy_naming_from_python_opens() {
     let src = dir.path().join("src");
     let expected = make_tree(&src);
     let arch = dir.path().join("old");
-    run_ok_in(dir.path(), py_barecat(), ["create", "-s", "8K", "old", "src"]);
+    run_ok_in(
+        dir.path(),
+        py_barecat(),
+        ["create", "-s", "8K", "old", "src"],
+    );
     fs::rename(&arch, dir.path().join("old-sqlite-index")).unwrap();
     assert_eq!(our_contents(&arch), expected);
     assert!(Layout::resolve(&arch).is_legacy());
@@ -256,7 +303,8 @@ fn python_extends_our_archive_and_we_read_it() {
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("mixed.barecat");
     let mut w = ArchiveWriter::open(&arch, WriterOptions::default()).unwrap();
-    w.add_file("ours/a.txt", Meta::default(), b"ours", None).unwrap();
+    w.add_file("ours/a.txt", Meta::default(), b"ours", None)
+        .unwrap();
     w.finish().unwrap();
     let src = dir.path().join("src");
     let mut expected = make_tree(&src);
@@ -266,7 +314,8 @@ fn python_extends_our_archive_and_we_read_it() {
     assert_our_stats_consistent(&arch);
     // And we can keep writing after Python.
     let mut w = ArchiveWriter::open(&arch, WriterOptions::with_mode(CreateMode::Append)).unwrap();
-    w.add_file("ours/b.txt", Meta::default(), b"again", None).unwrap();
+    w.add_file("ours/b.txt", Meta::default(), b"again", None)
+        .unwrap();
     w.finish().unwrap();
     py_verify(&arch);
 }
@@ -275,7 +324,10 @@ fn python_extends_our_archive_and_we_read_it() {
 fn python_archive_with_dotdot_path_still_reads() {
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("evil.barecat");
-    py("pyfs.py", ["put", arch.to_str().unwrap(), "../escape.txt", "6f7574"]);
+    py(
+        "pyfs.py",
+        ["put", arch.to_str().unwrap(), "../escape.txt", "6f7574"],
+    );
     let a = Archive::open(&arch).unwrap();
     let fi = a.file_info("../escape.txt").unwrap();
     assert_eq!(a.read_file(&fi).unwrap(), b"out");
@@ -286,13 +338,18 @@ fn python_archive_with_dotdot_path_still_reads() {
 fn schema_matches_python_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let ours = dir.path().join("ours.barecat");
-    ArchiveWriter::open(&ours, WriterOptions::default()).unwrap().finish().unwrap();
+    ArchiveWriter::open(&ours, WriterOptions::default())
+        .unwrap()
+        .finish()
+        .unwrap();
     let theirs = dir.path().join("theirs.barecat");
     py("pyfs.py", ["put", theirs.to_str().unwrap(), "x", "00"]);
     let schema = |p: &Path, kind: &str| -> BTreeMap<String, Option<String>> {
         let c = rusqlite::Connection::open(p).unwrap();
         let mut s = c
-            .prepare("SELECT name, sql FROM sqlite_schema WHERE type = ?1 AND name NOT LIKE 'sqlite_%'")
+            .prepare(
+                "SELECT name, sql FROM sqlite_schema WHERE type = ?1 AND name NOT LIKE 'sqlite_%'",
+            )
             .unwrap();
         s.query_map([kind], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap()
@@ -304,12 +361,17 @@ fn schema_matches_python_exactly() {
     assert_eq!(schema(&ours, "index"), schema(&theirs, "index"));
     // Triggers: the same ten names.
     let names = |m: BTreeMap<String, Option<String>>| m.into_keys().collect::<Vec<_>>();
-    assert_eq!(names(schema(&ours, "trigger")), names(schema(&theirs, "trigger")));
+    assert_eq!(
+        names(schema(&ours, "trigger")),
+        names(schema(&theirs, "trigger"))
+    );
     assert_eq!(schema(&ours, "trigger").len(), 10);
     // Config rows.
     let config = |p: &Path| -> Vec<(String, Option<i64>)> {
         let c = rusqlite::Connection::open(p).unwrap();
-        let mut s = c.prepare("SELECT key, value_int FROM config ORDER BY key").unwrap();
+        let mut s = c
+            .prepare("SELECT key, value_int FROM config ORDER BY key")
+            .unwrap();
         s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap()
             .map(Result::unwrap)
@@ -331,7 +393,9 @@ fn our_crc_is_unsigned_and_python_agrees() {
         .map(|s| pseudo_random(s, 64))
         .find(|d| barecat::crc::crc32c(d) >= 1 << 31)
         .unwrap();
-    let fi = w.add_file("high.bin", Meta::default(), &data, None).unwrap();
+    let fi = w
+        .add_file("high.bin", Meta::default(), &data, None)
+        .unwrap();
     w.finish().unwrap();
     let stored: i64 = rusqlite::Connection::open(&arch)
         .unwrap()

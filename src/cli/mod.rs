@@ -120,11 +120,9 @@ fn report(prog: &str, err: anyhow::Error) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
         }
-        if let Some(barecat_err) = cause.downcast_ref::<crate::Error>() {
-            if let crate::Error::Io { source, .. } = barecat_err {
-                if source.kind() == io::ErrorKind::BrokenPipe {
-                    return ExitCode::SUCCESS;
-                }
+        if let Some(crate::Error::Io { source, .. }) = cause.downcast_ref::<crate::Error>() {
+            if source.kind() == io::ErrorKind::BrokenPipe {
+                return ExitCode::SUCCESS;
             }
         }
         if let Some(e) = cause.downcast_ref::<clap::Error>() {
@@ -192,7 +190,11 @@ pub fn barecat_command() -> clap::Command {
              2 usage error.",
         );
     for c in commands().iter().filter(|c| !c.legacy) {
-        top = top.subcommand((c.command)().name(c.name).bin_name(format!("barecat {}", c.name)));
+        top = top.subcommand(
+            (c.command)()
+                .name(c.name)
+                .bin_name(format!("barecat {}", c.name)),
+        );
     }
     top
 }
@@ -200,7 +202,10 @@ pub fn barecat_command() -> clap::Command {
 /// Entry point of the multicall `barecat` binary.
 pub fn main_multicall() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let prog = argv.first().map(program_name).unwrap_or_else(|| "barecat".into());
+    let prog = argv
+        .first()
+        .map(program_name)
+        .unwrap_or_else(|| "barecat".into());
     install_panic_hook(&prog);
     // Invoked through a link named after a command: run that command.
     if let Some(cmd) = commands().iter().find(|c| c.binary == prog) {

@@ -30,7 +30,9 @@ pub fn py_barecat() -> PathBuf {
 
 /// A Python helper script of tests/py.
 pub fn py_script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/py")
+        .join(name)
 }
 
 /// Run a command and return its output (not checked).
@@ -123,7 +125,10 @@ pub fn write_tree(root: &Path, files: &[(&str, &[u8])]) {
 
 /// Deterministic pseudo-random bytes.
 pub fn pseudo_random(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) | 1;
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+        | 1;
     (0..len)
         .map(|_| {
             x ^= x << 13;
