@@ -33,6 +33,8 @@ pub mod index;
 pub mod layout;
 pub mod listing;
 pub mod path;
+pub mod progress;
+pub mod repair;
 pub mod schema;
 pub mod shard;
 pub mod size;

@@ -755,24 +755,43 @@ impl ArchiveWriter {
 
     // ------------------------------------------------------------------ recovery
 
-    /// Cut bytes after the last file of the current shard (left by an interrupted
-    /// writer) and return how many were removed. Used when resuming.
+    /// Remove what an interrupted writer leaves behind: bytes after the last file of
+    /// the last used shard, and shards after it that no row refers to (a killed batch
+    /// may have rotated into them). Returns the number of bytes removed. Used when
+    /// resuming and by `repair`.
     pub fn trim_garbage(&mut self) -> Result<u64> {
         self.commit()?;
-        let (shard, pos) = self.shards.position();
-        let end = self
-            .index
-            .shard_usage()?
-            .into_iter()
-            .find(|u| u.shard == shard)
+        let usage = self.index.shard_usage()?;
+        let last_used = usage.last().map(|u| u.shard).unwrap_or(0);
+        let logical_end = usage
+            .iter()
+            .find(|u| u.shard == last_used)
             .map(|u| u.logical_end)
             .unwrap_or(0);
-        if end < pos {
-            self.shards.truncate_to(end)?;
-            self.shards.sync()?;
-            return Ok(pos - end);
+        let mut removed = 0;
+        for s in self.layout.shard_files()? {
+            if s.number > last_used {
+                removed += std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0);
+                std::fs::remove_file(&s.path).at(&s.path)?;
+            }
         }
-        Ok(0)
+        let last = self.layout.shard_path(last_used);
+        let len = std::fs::metadata(&last).at(&last)?.len();
+        if len > logical_end {
+            let f = OpenOptions::new().write(true).open(&last).at(&last)?;
+            f.set_len(logical_end).at(&last)?;
+            f.sync_all().at(&last)?;
+            removed += len - logical_end;
+        }
+        if removed > 0 {
+            shard::sync_dir(&last)?;
+        }
+        self.shards = ShardAppender::open(
+            &self.layout,
+            self.shards.limit(),
+            self.opts.allow_symlinked_shards,
+        )?;
+        Ok(removed)
     }
 
     // ------------------------------------------------------------------ mutations

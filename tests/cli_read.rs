@@ -255,3 +255,51 @@ fn broken_pipe_is_not_an_error() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn repair_fixes_statistics_and_cuts_what_a_killed_writer_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("r.barecat");
+    let mut w = ArchiveWriter::open(
+        &p,
+        WriterOptions {
+            shard_size_limit: Some(400),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for i in 0..10u8 {
+        w.add_file(&format!("d/f{i}"), Meta::default(), &[i; 100], None)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let layout = Layout::current(&p);
+    // A killed batch: bytes after the last file, and shards no row refers to.
+    let last = layout.shard_path(2);
+    let mut b = fs::read(&last).unwrap();
+    b.extend_from_slice(&[9; 77]);
+    fs::write(&last, b).unwrap();
+    fs::write(layout.shard_path(3), [9; 400]).unwrap();
+    fs::write(layout.shard_path(4), [9; 50]).unwrap();
+    // Stale statistics, as a foreign tool with triggers off would leave them.
+    rusqlite::Connection::open(&p)
+        .unwrap()
+        .execute_batch("UPDATE dirs SET num_files_tree = 0, size_tree = 0")
+        .unwrap();
+    let out = run_ok(bin("barecat-repair"), [&p]);
+    assert!(out.contains("2 directory rows fixed"), "{out}");
+    assert!(out.contains("527 of trailing garbage"), "{out}");
+    assert_eq!(layout.shard_files().unwrap().len(), 3);
+    assert_eq!(fs::metadata(&last).unwrap().len(), 200);
+    let a = Archive::open(&p).unwrap();
+    assert!(a.with_index(|i| i.stats_mismatches()).unwrap().is_empty());
+    for i in 0..10u8 {
+        assert_eq!(a.read(&format!("d/f{i}")).unwrap(), vec![i; 100]);
+    }
+    // Nothing left to do the second time.
+    let out = run_ok(bin("barecat-repair"), [&p]);
+    assert!(
+        out.contains("0 directory rows fixed, 0 of trailing"),
+        "{out}"
+    );
+}

@@ -19,6 +19,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 pub mod cat;
 pub mod ls;
+pub mod repair;
 
 /// Exit status for "done, but something failed along the way".
 pub const FAILURE: u8 = 1;
@@ -76,6 +77,7 @@ pub fn commands() -> &'static [Command] {
     static COMMANDS: &[Command] = &[
         register!("cat", "barecat-cat", false, cat::Args, cat::run),
         register!("ls", "barecat-ls", false, ls::Args, ls::run),
+        register!("repair", "barecat-repair", false, repair::Args, repair::run),
         register!(
             "extract-single",
             "barecat-extract-single",
