@@ -65,20 +65,6 @@ fn assert_stats_agree(archive: &Path, dump: &Value) {
     assert_eq!(ours, theirs);
 }
 
-fn py_verify(archive: &Path) -> String {
-    let out = run(
-        py_barecat(),
-        [std::ffi::OsStr::new("verify"), archive.as_os_str()],
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "python barecat verify failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
 /// An archive written by our library: nested and empty directories, empty files,
 /// unicode and awkward names, several shards with a file bigger than the limit,
 /// then deletions and renames. Returns the expected contents.

@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 pub mod cat;
+pub mod common;
 pub mod ls;
 pub mod repair;
 

@@ -148,3 +148,18 @@ pub fn assert_clean_error(out: &Output) {
     assert!(!err.trim().is_empty(), "no error message");
     assert_eq!(err.trim().lines().count(), 1, "more than one line: {err}");
 }
+
+/// Python barecat's `verify` of an archive must pass; returns its stdout.
+pub fn py_verify(archive: &Path) -> String {
+    let out = run(
+        py_barecat(),
+        [std::ffi::OsStr::new("verify"), archive.as_os_str()],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "python barecat verify failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}

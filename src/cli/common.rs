@@ -1,0 +1,80 @@
+//! Options shared by several commands, so that the same flag means the same thing
+//! everywhere: `-q/--quiet`, `-j/--workers N`, `-s/--shard-size-limit SIZE`.
+//!
+//! Commands embed them with `#[command(flatten)]`.
+
+use crate::size::parse_size;
+
+/// `-q/--quiet`: no progress bar and no summary; errors are still printed.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Quiet {
+    /// Print nothing but errors (no progress bar, no summary)
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `-j/--workers N`: threads for the parallel part of the work.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Workers {
+    /// Worker threads [default: the number of cores]
+    #[arg(short = 'j', long = "workers", value_name = "N", value_parser = parse_workers)]
+    pub workers: Option<usize>,
+}
+
+impl Workers {
+    /// The number of threads to use: `-j N`, or the number of cores.
+    pub fn get(&self) -> usize {
+        self.workers.unwrap_or_else(default_workers)
+    }
+}
+
+/// The number of cores available to this process (at least 1).
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+fn parse_workers(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a number of threads between 1 and 1024"
+        )),
+    }
+}
+
+/// `-s/--shard-size-limit SIZE`: the shard size limit (`10G`, `500M`, `4096`).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct ShardLimit {
+    /// Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096);
+    /// stored in the archive. Without it an existing archive keeps its limit, and a
+    /// new one is unlimited
+    #[arg(short = 's', long = "shard-size-limit", value_name = "SIZE", value_parser = parse_size_arg)]
+    pub shard_size_limit: Option<u64>,
+}
+
+/// clap value parser for sizes such as `10G`.
+pub fn parse_size_arg(s: &str) -> Result<u64, String> {
+    match parse_size(s) {
+        Ok(0) => Err("the size must be at least 1 byte".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsers() {
+        assert_eq!(parse_size_arg("10G").unwrap(), 10 << 30);
+        assert!(parse_size_arg("0").is_err());
+        assert!(parse_size_arg("x").is_err());
+        assert_eq!(parse_workers("4").unwrap(), 4);
+        assert!(parse_workers("0").is_err());
+        assert!(parse_workers("-1").is_err());
+        assert!(default_workers() >= 1);
+    }
+}
