@@ -135,6 +135,22 @@ pub enum Error {
     /// The operation was interrupted (Ctrl-C).
     #[error("interrupted")]
     Interrupted,
+
+    /// An input of a kind this operation cannot take.
+    #[error("{}: {detail}", path.display())]
+    UnsupportedInput { path: PathBuf, detail: String },
+
+    /// The same file path in two inputs of a merge.
+    #[error(
+        "{path}: stored in both {} and {} (use --ignore-duplicates to keep the first)",
+        first.display(),
+        second.display()
+    )]
+    DuplicatePath {
+        path: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
 }
 
 fn sqlite_message(e: &rusqlite::Error) -> String {

@@ -32,6 +32,7 @@ pub mod glob;
 pub mod index;
 pub mod layout;
 pub mod listing;
+pub mod maint;
 pub mod path;
 pub mod progress;
 pub mod repair;

@@ -19,8 +19,15 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 pub mod cat;
 pub mod common;
+pub mod defrag;
+pub mod du;
+pub mod index_to_csv;
 pub mod ls;
+pub mod merge;
+pub mod merge_symlink;
 pub mod repair;
+pub mod to_ncdu_json;
+pub mod verify;
 
 /// Exit status for "done, but something failed along the way".
 pub const FAILURE: u8 = 1;
@@ -79,6 +86,31 @@ pub fn commands() -> &'static [Command] {
         register!("cat", "barecat-cat", false, cat::Args, cat::run),
         register!("ls", "barecat-ls", false, ls::Args, ls::run),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
+        register!("verify", "barecat-verify", false, verify::Args, verify::run),
+        register!("defrag", "barecat-defrag", false, defrag::Args, defrag::run),
+        register!("merge", "barecat-merge", false, merge::Args, merge::run),
+        register!(
+            "merge-symlink",
+            "barecat-merge-symlink",
+            false,
+            merge_symlink::Args,
+            merge_symlink::run
+        ),
+        register!("du", "barecat-du", false, du::Args, du::run),
+        register!(
+            "to-ncdu-json",
+            "barecat-to-ncdu-json",
+            false,
+            to_ncdu_json::Args,
+            to_ncdu_json::run
+        ),
+        register!(
+            "index-to-csv",
+            "barecat-index-to-csv",
+            false,
+            index_to_csv::Args,
+            index_to_csv::run
+        ),
         register!(
             "extract-single",
             "barecat-extract-single",

@@ -1,0 +1,129 @@
+//! `barecat-defrag`: give back the space of holes and trailing bytes.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use super::common::Quiet;
+use crate::maint::defrag::{analyze, defrag, write_analysis, DefragMode, DefragOptions, Tuning};
+use crate::progress::Progress;
+use crate::size::human;
+
+const EXAMPLES: &str = "\
+Examples:
+  barecat-defrag data.barecat                 # pack every file back to back
+  barecat-defrag --quick data.barecat         # at most 5 s: fill holes from the end
+  barecat-defrag --quick --time-limit 60 data.barecat
+  barecat-defrag --dry-run data.barecat       # what could be freed; changes nothing
+
+From cron (quiet unless something fails):
+  17 3 * * *  barecat-defrag --quick -q /data/train.barecat
+
+Full mode packs the files in address order, starting a new shard where the next
+file would cross the shard size limit, then truncates the shards and removes the
+emptied ones. Quick mode moves files from the end of the archive into earlier
+holes that fit them, then truncates what it freed. Both are safe to interrupt at
+any moment: a file's bytes are copied and synced before its row changes, and no
+byte a committed row points at is overwritten, so every file stays readable.
+An archive with nothing to free is left alone.
+
+Exit status: 0 success (also when there is nothing to do), 1 failure, 2 usage error.";
+
+/// Compact the shards of an archive.
+#[derive(Debug, Parser)]
+#[command(name = "barecat-defrag", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// The archive
+    pub archive: std::path::PathBuf,
+    /// Only move files from the end into earlier holes, for a limited time
+    #[arg(long)]
+    pub quick: bool,
+    /// Time budget of --quick, in seconds
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 5.0,
+        requires = "quick",
+        visible_alias = "max-seconds",
+        value_parser = parse_seconds
+    )]
+    pub time_limit: f64,
+    /// Report the space that could be freed; change nothing
+    #[arg(short = 'n', long, conflicts_with = "quick")]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub quiet: Quiet,
+    /// Pause this many milliseconds between steps (for interruption tests)
+    #[arg(long, hide = true, value_name = "MS")]
+    pub step_delay_ms: Option<u64>,
+    /// Work in tiny steps (for tests)
+    #[arg(long, hide = true)]
+    pub small_steps: bool,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!("{s:?} is not a number of seconds")),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    if args.dry_run {
+        let a = analyze(&args.archive)?;
+        write_analysis(&a, &mut out)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let opts = DefragOptions {
+        mode: if args.quick {
+            DefragMode::Quick {
+                time_limit: Duration::from_secs_f64(args.time_limit),
+            }
+        } else {
+            DefragMode::Full
+        },
+        step_delay: args.step_delay_ms.map(Duration::from_millis),
+        tuning: if args.small_steps {
+            Tuning::small()
+        } else {
+            Tuning::default()
+        },
+    };
+    let progress = Progress::new(
+        super::show_progress(args.quiet.quiet),
+        "defragmenting",
+        None,
+    );
+    let r = defrag(&args.archive, &opts, &progress)?;
+    progress.finish();
+    if !args.quiet.quiet {
+        let name = args.archive.display();
+        if r.nothing_to_do {
+            writeln!(out, "{name}: nothing to free")?;
+        } else {
+            writeln!(
+                out,
+                "{name}: freed {} ({} -> {}), moved {} files ({}), {} -> {} shard(s){}",
+                human(r.freed_bytes),
+                human(r.physical_before),
+                human(r.physical_after),
+                r.moved_files,
+                human(r.moved_bytes),
+                r.shards_before,
+                r.shards_after,
+                if r.out_of_time {
+                    "; time limit reached, run again to continue"
+                } else {
+                    ""
+                }
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,111 @@
+//! `barecat-merge`: combine archives into one, copying their live bytes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use super::common::{Quiet, ShardLimit};
+use crate::maint::merge::{merge, MergeOptions, OutputMode};
+use crate::progress::Progress;
+use crate::size::human;
+use crate::Error;
+
+const EXAMPLES: &str = "\
+Examples:
+  barecat-merge -o all.barecat part1.barecat part2.barecat
+  barecat-merge -f -s 10G -o all.barecat parts/*.barecat   # replace all.barecat
+  barecat-merge -a -o all.barecat part3.barecat            # add to all.barecat
+  barecat-merge --ignore-duplicates -o all.barecat a.barecat b.barecat
+  barecat-merge --symlink -o all.barecat part1.barecat part2.barecat   # no copying
+
+Only the bytes of the files that end up in the output are copied: never the holes
+of an input, never a duplicate left out. A file path stored in two inputs is an
+error (found before anything is written) unless --ignore-duplicates, which keeps
+the first; with -a, files already in the output win. The output is built under a
+temporary name and appears only when complete; with -f the old one is replaced
+then. Directory metadata is carried over (the first input with a directory gives
+it). Legacy form: barecat-merge INPUT... --output OUT [--overwrite].
+
+Exit status: 0 success, 1 failure (nothing is left half-written), 2 usage error.";
+
+/// Merge archives into one.
+#[derive(Debug, Parser)]
+#[command(name = "barecat-merge", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// The input archives
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// The output archive
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Replace the output if it exists
+    #[arg(short = 'f', long = "force", visible_alias = "overwrite")]
+    pub force: bool,
+    /// Add to the output if it exists (files already in it win)
+    #[arg(short, long, conflicts_with = "force")]
+    pub append: bool,
+    /// Keep the first of several files with the same path instead of failing
+    #[arg(long)]
+    pub ignore_duplicates: bool,
+    /// Link the inputs' shards instead of copying (see barecat-merge-symlink)
+    #[arg(long, conflicts_with_all = ["append", "shard_size_limit"])]
+    pub symlink: bool,
+    #[command(flatten)]
+    pub limit: ShardLimit,
+    #[command(flatten)]
+    pub quiet: Quiet,
+}
+
+/// Turn "archive already exists" into advice.
+pub(crate) fn explain(e: Error, append_hint: bool) -> anyhow::Error {
+    match e {
+        Error::ArchiveExists { path } => anyhow::anyhow!(
+            "{}: already exists; use -f to overwrite{}",
+            path.display(),
+            if append_hint { " or -a to append" } else { "" }
+        ),
+        other => other.into(),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.symlink {
+        return super::merge_symlink::run(super::merge_symlink::Args {
+            inputs: args.inputs,
+            output: args.output,
+            force: args.force,
+            ignore_duplicates: args.ignore_duplicates,
+            quiet: args.quiet,
+        });
+    }
+    let opts = MergeOptions {
+        output_mode: if args.force {
+            OutputMode::Overwrite
+        } else if args.append {
+            OutputMode::Append
+        } else {
+            OutputMode::New
+        },
+        shard_size_limit: args.limit.shard_size_limit,
+        ignore_duplicates: args.ignore_duplicates,
+    };
+    let progress = Progress::new(super::show_progress(args.quiet.quiet), "merging", None);
+    let r = merge(&args.output, &args.inputs, &opts, &progress).map_err(|e| explain(e, true))?;
+    progress.finish();
+    if !args.quiet.quiet {
+        println!(
+            "{}: merged {} files ({}) from {} input(s){}",
+            args.output.display(),
+            r.files,
+            human(r.bytes),
+            r.inputs,
+            if r.duplicates_skipped > 0 {
+                format!(", {} duplicate(s) left out", r.duplicates_skipped)
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

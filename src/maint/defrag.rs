@@ -1,0 +1,970 @@
+//! Defragmentation: giving back the space of holes and trailing bytes.
+//!
+//! * **Full** compaction packs the files back to back in address order, starting a
+//!   new shard when the next file would cross the shard size limit (a file larger
+//!   than the limit gets a shard of its own), then truncates the shards and removes
+//!   the emptied ones.
+//! * **Quick** compaction, for cron, moves files from the end into earlier holes
+//!   that fit them, for at most a time budget, then truncates what it freed.
+//!
+//! # Crash safety
+//!
+//! A file's bytes are copied and `fdatasync`ed before its row is updated and
+//! committed, and no byte that a committed row points at is ever overwritten. So a
+//! kill at any instant leaves an archive whose every file reads back correctly (at
+//! worst with unreferenced bytes, which a later run or `barecat-repair` removes).
+//!
+//! Moves are batched (one sync and one transaction per batch). A move may join a
+//! batch only if its destination lies before every byte still referenced in that
+//! shard by a row not yet committed at its new place (the *frontier*): the
+//! destination is then dead space. When a file must move left by less than its own
+//! size (its destination overlaps its old bytes), or by only a little, a run of
+//! files of the shard is moved through a scratch area after the end of the shard:
+//! copy to the scratch, sync, commit the rows there; copy to the destinations, which
+//! now hold no live byte, sync, commit; cut the scratch off again.
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::types::ValueRef;
+use serde::Serialize;
+
+use crate::archive::Archive;
+use crate::error::{Error, Result};
+use crate::index::Index;
+use crate::layout::Layout;
+use crate::maint::copy::Copier;
+use crate::maint::space::{utilization, ShardSpace, SpaceScanner, SpaceSummary};
+use crate::progress::Progress;
+use crate::shard::sync_dir;
+use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
+
+/// Sizes of the steps of the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    /// A move within a shard goes straight to its destination (rather than through
+    /// the scratch area) when the shard has at least this much free space before
+    /// the file: with less, batches would be tiny.
+    pub direct_min_gap: u64,
+    /// Bytes moved through the scratch area at a time.
+    pub window_bytes: u64,
+    /// A batch is committed after this many bytes…
+    pub batch_bytes: u64,
+    /// …or after this long.
+    pub batch_time: Duration,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            direct_min_gap: 32 << 20,
+            window_bytes: 64 << 20,
+            batch_bytes: 256 << 20,
+            batch_time: Duration::from_secs(2),
+        }
+    }
+}
+
+impl Tuning {
+    /// Tiny steps: every way of moving files is used even on a small archive, and
+    /// there are many commits (for tests).
+    pub fn small() -> Tuning {
+        Tuning {
+            direct_min_gap: 0,
+            window_bytes: 4 << 10,
+            batch_bytes: 16 << 10,
+            batch_time: Duration::from_millis(50),
+        }
+    }
+}
+
+/// Which compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefragMode {
+    /// Pack every file back to back.
+    Full,
+    /// Move files from the end into earlier holes for at most `time_limit`.
+    Quick { time_limit: Duration },
+}
+
+/// Options of [`defrag`].
+#[derive(Debug, Clone)]
+pub struct DefragOptions {
+    pub mode: DefragMode,
+    /// Sleep this long between the steps of the work (each copy, sync and commit),
+    /// so that tests can interrupt it at many different points.
+    pub step_delay: Option<Duration>,
+    pub tuning: Tuning,
+}
+
+impl DefragOptions {
+    pub fn new(mode: DefragMode) -> DefragOptions {
+        DefragOptions {
+            mode,
+            step_delay: None,
+            tuning: Tuning::default(),
+        }
+    }
+}
+
+/// What [`defrag`] did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DefragReport {
+    /// There was nothing to give back; nothing was changed.
+    pub nothing_to_do: bool,
+    pub physical_before: u64,
+    pub physical_after: u64,
+    pub freed_bytes: u64,
+    pub moved_files: u64,
+    pub moved_bytes: u64,
+    pub shards_before: u64,
+    pub shards_after: u64,
+    /// Quick mode stopped because its time ran out.
+    pub out_of_time: bool,
+}
+
+/// The space of an archive and what a full defragmentation would give back
+/// (`barecat-defrag --dry-run`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    pub summary: SpaceSummary,
+    pub shards: Vec<ShardSpace>,
+    /// The size of every hole, sorted.
+    pub hole_sizes: Vec<u64>,
+    /// Bytes and shards after a full defragmentation.
+    pub full_after_bytes: u64,
+    pub full_after_shards: u64,
+}
+
+impl Analysis {
+    /// Bytes a full defragmentation frees.
+    pub fn full_freeable(&self) -> u64 {
+        self.summary
+            .physical_bytes
+            .saturating_sub(self.full_after_bytes)
+    }
+}
+
+/// The place of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ext {
+    rowid: i64,
+    shard: u64,
+    offset: u64,
+    size: u64,
+}
+
+impl Ext {
+    fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+    fn at(&self) -> (u64, u64) {
+        (self.shard, self.offset)
+    }
+}
+
+/// Every file row in address order, with strict checks: a defragmentation only runs
+/// on a sound index.
+fn load_extents(i: &Index) -> Result<Vec<Ext>> {
+    let p = i.path();
+    let mut stmt = i
+        .conn()
+        .prepare("SELECT rowid, shard, offset, size, path FROM files ORDER BY shard, offset, rowid")
+        .map_err(|e| Error::sqlite(p, e))?;
+    let mut rows = stmt.query([]).map_err(|e| Error::sqlite(p, e))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().map_err(|e| Error::sqlite(p, e))? {
+        let int = |k: usize| -> Option<u64> {
+            match r.get_ref(k) {
+                Ok(ValueRef::Integer(v)) if v >= 0 => Some(v as u64),
+                Ok(ValueRef::Null) if k == 3 => Some(0),
+                _ => None,
+            }
+        };
+        let rowid: i64 = r.get(0).map_err(|e| Error::sqlite(p, e))?;
+        match (int(1), int(2), int(3)) {
+            (Some(shard), Some(offset), Some(size))
+                if offset
+                    .checked_add(size)
+                    .is_some_and(|e| e <= i64::MAX as u64) =>
+            {
+                out.push(Ext {
+                    rowid,
+                    shard,
+                    offset,
+                    size,
+                })
+            }
+            _ => {
+                let path = r.get::<_, String>(4).unwrap_or_default();
+                return Err(Error::corrupt(
+                    p,
+                    format!("row {path:?} has a bad shard, offset or size; run barecat-verify"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The shard files (contiguous from 0) and their lengths; every extent must lie
+/// inside its shard and no two non-empty files may overlap.
+fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBuf, u64, bool)>> {
+    let shards = layout.contiguous_shards()?;
+    let mut out = Vec::with_capacity(shards.len());
+    for s in &shards {
+        let len = std::fs::metadata(&s.path)
+            .map_err(|e| Error::io(&s.path, e))?
+            .len();
+        out.push((s.path.clone(), len, s.is_symlink));
+    }
+    let mut covered: Option<(u64, u64)> = None;
+    for e in exts {
+        let Some((path, len, _)) = out.get(e.shard as usize) else {
+            return Err(Error::MissingShard {
+                path: layout.shard_path(e.shard),
+                shard: e.shard,
+                detail: format!(
+                    "the index refers to it but only {} shard file(s) exist",
+                    out.len()
+                ),
+            });
+        };
+        if e.end() > *len {
+            return Err(Error::corrupt(
+                layout.index(),
+                format!(
+                    "a file extends past the end of {} ({len} bytes); run barecat-verify",
+                    path.display()
+                ),
+            ));
+        }
+        if e.size > 0 {
+            if let Some((shard, end)) = covered {
+                if shard == e.shard && e.offset < end {
+                    return Err(Error::corrupt(
+                        layout.index(),
+                        format!(
+                            "files overlap in {} at byte {}; run barecat-verify",
+                            path.display(),
+                            e.offset
+                        ),
+                    ));
+                }
+            }
+            covered = Some((e.shard, e.end()));
+        }
+    }
+    Ok(out)
+}
+
+/// Where a full compaction puts every file (same order as `exts`). A file never
+/// moves to a later place than where it is: when packing would put it later (only
+/// possible after a shard that holds more than the limit), it stays and packing
+/// goes on after it.
+fn full_targets(exts: &[Ext], limit: u64) -> Vec<(u64, u64)> {
+    let mut d = 0u64;
+    let mut w = 0u64;
+    let mut out = Vec::with_capacity(exts.len());
+    for e in exts {
+        let (mut td, mut tw) = (d, w);
+        if e.size > 0 && tw > 0 && tw.saturating_add(e.size) > limit {
+            td += 1;
+            tw = 0;
+        }
+        if (td, tw) > e.at() {
+            (td, tw) = e.at();
+        }
+        out.push((td, tw));
+        d = td;
+        w = tw + e.size;
+    }
+    out
+}
+
+/// Logical end of every shard (and whether any file is stored in it) for files at
+/// `places`.
+fn logical_ends(
+    places: impl Iterator<Item = (u64, u64, u64)>,
+    nshards: usize,
+) -> (Vec<u64>, Option<u64>) {
+    let mut ends = vec![0u64; nshards];
+    let mut last = None;
+    for (shard, offset, size) in places {
+        let s = shard as usize;
+        if s >= ends.len() {
+            ends.resize(s + 1, 0);
+        }
+        ends[s] = ends[s].max(offset + size);
+        last = Some(last.map_or(shard, |l: u64| l.max(shard)));
+    }
+    (ends, last)
+}
+
+/// Space use of the archive and what a full defragmentation would free. Changes
+/// nothing.
+pub fn analyze(path: &Path) -> Result<Analysis> {
+    let archive = Archive::open(path)?;
+    let layout = archive.layout().clone();
+    let (exts, limit) = archive.with_index(|i| Ok((load_extents(i)?, i.shard_size_limit()?)))?;
+    let shards = check_extents(&layout, &exts)?;
+    let mut scan = SpaceScanner::new(
+        shards
+            .iter()
+            .enumerate()
+            .map(|(n, (_, len, link))| (n as u64, *len, *link)),
+    )
+    .collect_holes();
+    for e in &exts {
+        scan.push(e.shard, e.offset, e.size);
+    }
+    let (per_shard, summary, mut hole_sizes) = scan.finish();
+    hole_sizes.sort_unstable();
+    let targets = full_targets(&exts, limit);
+    let (ends, last) = logical_ends(
+        targets.iter().zip(&exts).map(|(t, e)| (t.0, t.1, e.size)),
+        shards.len(),
+    );
+    let kept = last.map_or(1, |l| l + 1).min(shards.len().max(1) as u64);
+    Ok(Analysis {
+        summary,
+        shards: per_shard,
+        hole_sizes,
+        full_after_bytes: ends.iter().take(kept as usize).sum(),
+        full_after_shards: kept.min(shards.len() as u64),
+    })
+}
+
+/// Defragment the archive at `path` in place.
+pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<DefragReport> {
+    let mut writer = ArchiveWriter::open(path, WriterOptions::with_mode(CreateMode::Append))?;
+    let layout = writer.layout().clone();
+    let limit = writer.shard_size_limit();
+    let index = writer.index();
+    let mut exts = load_extents(index)?;
+    let shards = check_extents(&layout, &exts)?;
+    let physical: u64 = shards.iter().map(|s| s.1).sum();
+    let live: u64 = exts.iter().map(|e| e.size).sum();
+    let mut report = DefragReport {
+        physical_before: physical,
+        physical_after: physical,
+        shards_before: shards.len() as u64,
+        shards_after: shards.len() as u64,
+        ..DefragReport::default()
+    };
+    // No holes and no trailing bytes anywhere: nothing can be given back.
+    if physical == live {
+        report.nothing_to_do = true;
+        return Ok(report);
+    }
+    let mut files = Vec::with_capacity(shards.len());
+    for (p, _, _) in &shards {
+        files.push(
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(p)
+                .map_err(|e| Error::io(p, e))?,
+        );
+    }
+    let mut mover = Mover {
+        index,
+        files,
+        paths: shards.iter().map(|s| s.0.clone()).collect(),
+        copier: Copier::new(),
+        runs: Vec::new(),
+        rows: Vec::new(),
+        touched: BTreeSet::new(),
+        first_src: Vec::new(),
+        batch_bytes: 0,
+        batch_started: Instant::now(),
+        delay: opts.step_delay,
+        tuning: opts.tuning,
+        progress,
+        moved_files: 0,
+        moved_bytes: 0,
+    };
+    match opts.mode {
+        DefragMode::Full => {
+            progress.set_total(live);
+            let targets = full_targets(&exts, limit);
+            mover.full(&mut exts, &targets)?;
+        }
+        DefragMode::Quick { time_limit } => {
+            let deadline = Instant::now() + time_limit;
+            report.out_of_time = mover.quick(&mut exts, deadline)?;
+        }
+    }
+    mover.flush()?;
+    report.moved_files = mover.moved_files;
+    report.moved_bytes = mover.moved_bytes;
+    let files = std::mem::take(&mut mover.files);
+    drop(mover);
+    let (after, nshards) = truncate(&layout, &shards, files, &exts)?;
+    report.physical_after = after;
+    report.shards_after = nshards;
+    report.freed_bytes = physical.saturating_sub(after);
+    writer.commit()?;
+    writer.finish()?;
+    Ok(report)
+}
+
+/// Cut every shard to its logical end and remove the shards after the last used
+/// one (from the highest number down, so the numbering stays contiguous). Runs
+/// after the last commit: no committed row refers to anything removed. Returns the
+/// new physical size and number of shards.
+fn truncate(
+    layout: &Layout,
+    shards: &[(PathBuf, u64, bool)],
+    files: Vec<File>,
+    exts: &[Ext],
+) -> Result<(u64, u64)> {
+    let (ends, last) = logical_ends(
+        exts.iter().map(|e| (e.shard, e.offset, e.size)),
+        shards.len(),
+    );
+    let keep = last.map_or(1, |l| l as usize + 1).min(shards.len());
+    let mut removed = false;
+    for n in (keep..shards.len()).rev() {
+        let p = &shards[n].0;
+        std::fs::remove_file(p).map_err(|e| Error::io(p, e))?;
+        removed = true;
+    }
+    let mut total = 0;
+    for (n, f) in files.iter().enumerate().take(keep) {
+        let p = &shards[n].0;
+        let end = ends[n];
+        let now = f.metadata().map_err(|e| Error::io(p, e))?.len();
+        if now > end {
+            f.set_len(end).map_err(|e| Error::io(p, e))?;
+            f.sync_all().map_err(|e| Error::io(p, e))?;
+        }
+        total += now.min(end);
+    }
+    if removed {
+        sync_dir(&layout.shard_path(0))?;
+    }
+    Ok((total, keep as u64))
+}
+
+/// A run of bytes to copy: contiguous in its source and in its destination.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    src_shard: u64,
+    src_off: u64,
+    dst_shard: u64,
+    dst_off: u64,
+    len: u64,
+}
+
+/// Copies files, syncs and commits their new rows, batch by batch.
+struct Mover<'a> {
+    index: &'a Index,
+    files: Vec<File>,
+    paths: Vec<PathBuf>,
+    copier: Copier,
+    /// Copies not yet done (coalesced).
+    runs: Vec<Run>,
+    /// Rows to update at the next commit: (rowid, shard, offset).
+    rows: Vec<(i64, u64, u64)>,
+    /// Shards written since the last sync.
+    touched: BTreeSet<u64>,
+    /// For each shard with files in the open batch, the lowest old offset among
+    /// them (their bytes stay live until the commit).
+    first_src: Vec<(u64, u64)>,
+    batch_bytes: u64,
+    batch_started: Instant,
+    delay: Option<Duration>,
+    tuning: Tuning,
+    progress: &'a Progress,
+    moved_files: u64,
+    moved_bytes: u64,
+}
+
+impl Mover<'_> {
+    fn pause(&self) {
+        if let Some(d) = self.delay {
+            std::thread::sleep(d);
+        }
+    }
+
+    /// Queue a copy of `len` bytes (nothing for empty files).
+    fn copy(&mut self, src_shard: u64, src_off: u64, dst_shard: u64, dst_off: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        if let Some(r) = self.runs.last_mut() {
+            if r.src_shard == src_shard
+                && r.dst_shard == dst_shard
+                && r.src_off + r.len == src_off
+                && r.dst_off + r.len == dst_off
+            {
+                r.len += len;
+                return;
+            }
+        }
+        self.runs.push(Run {
+            src_shard,
+            src_off,
+            dst_shard,
+            dst_off,
+            len,
+        });
+    }
+
+    /// Do the queued copies and make them durable.
+    fn copy_and_sync(&mut self) -> Result<()> {
+        for r in std::mem::take(&mut self.runs) {
+            let (s, d) = (r.src_shard as usize, r.dst_shard as usize);
+            self.copier.copy(
+                &self.files[s],
+                &self.paths[s],
+                r.src_off,
+                &self.files[d],
+                &self.paths[d],
+                r.dst_off,
+                r.len,
+            )?;
+            self.touched.insert(r.dst_shard);
+            self.progress.add(0, r.len);
+            self.pause();
+        }
+        for n in std::mem::take(&mut self.touched) {
+            let n = n as usize;
+            self.files[n]
+                .sync_data()
+                .map_err(|e| Error::io(&self.paths[n], e))?;
+        }
+        self.pause();
+        Ok(())
+    }
+
+    /// Update the queued rows in one transaction.
+    fn commit_rows(&mut self) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let conn = self.index.conn();
+        let p = self.index.path();
+        conn.execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| Error::sqlite(p, e))?;
+        let r = (|| -> rusqlite::Result<()> {
+            let mut stmt =
+                conn.prepare_cached("UPDATE files SET shard = ?2, offset = ?3 WHERE rowid = ?1")?;
+            for &(rowid, shard, offset) in &self.rows {
+                stmt.execute(rusqlite::params![rowid, shard as i64, offset as i64])?;
+            }
+            Ok(())
+        })()
+        .and_then(|()| conn.execute_batch("COMMIT"));
+        if let Err(e) = r {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(Error::sqlite(p, e));
+        }
+        self.progress.add(self.rows.len() as u64, 0);
+        self.rows.clear();
+        self.pause();
+        Ok(())
+    }
+
+    /// Copy, sync and commit the open batch.
+    fn flush(&mut self) -> Result<()> {
+        self.copy_and_sync()?;
+        self.commit_rows()?;
+        self.first_src.clear();
+        self.batch_bytes = 0;
+        self.batch_started = Instant::now();
+        Ok(())
+    }
+
+    fn batch_is_empty(&self) -> bool {
+        self.rows.is_empty() && self.runs.is_empty()
+    }
+
+    fn batch_due(&self) -> bool {
+        self.batch_bytes >= self.tuning.batch_bytes
+            || self.batch_started.elapsed() >= self.tuning.batch_time
+    }
+
+    /// Add the move of `exts[i]` to `to` to the open batch.
+    fn add_move(&mut self, e: &mut Ext, to: (u64, u64)) {
+        self.copy(e.shard, e.offset, to.0, to.1, e.size);
+        self.rows.push((e.rowid, to.0, to.1));
+        if e.size > 0 && !self.first_src.iter().any(|(s, _)| *s == e.shard) {
+            self.first_src.push((e.shard, e.offset));
+        }
+        self.batch_bytes += e.size;
+        self.moved_files += 1;
+        self.moved_bytes += e.size;
+        e.shard = to.0;
+        e.offset = to.1;
+    }
+
+    /// The lowest offset in `shard` that a committed row of a file of the open batch
+    /// still points at.
+    fn frontier(&self, shard: u64) -> u64 {
+        self.first_src
+            .iter()
+            .find(|(s, _)| *s == shard)
+            .map_or(u64::MAX, |(_, o)| *o)
+    }
+
+    // ------------------------------------------------------------------ full
+
+    fn full(&mut self, exts: &mut [Ext], targets: &[(u64, u64)]) -> Result<()> {
+        let mut i = 0;
+        while i < exts.len() {
+            let e = exts[i];
+            let to = targets[i];
+            if to == e.at() {
+                i += 1;
+                continue;
+            }
+            if e.size > 0 {
+                let mut frontier = self.frontier(to.0);
+                if to.0 == e.shard {
+                    frontier = frontier.min(e.offset);
+                }
+                if to.1 + e.size > frontier {
+                    if !self.batch_is_empty() {
+                        self.flush()?;
+                        continue;
+                    }
+                    i += self.through_scratch(exts, targets, i)?;
+                    continue;
+                }
+                if to.0 == e.shard
+                    && self.batch_is_empty()
+                    && e.offset - to.1 < self.tuning.direct_min_gap
+                {
+                    i += self.through_scratch(exts, targets, i)?;
+                    continue;
+                }
+            }
+            self.add_move(&mut exts[i], to);
+            i += 1;
+            if self.batch_due() {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Move a run of files of one shard, starting at `exts[i]`, to their targets
+    /// through a scratch area after the end of the shard. Returns how many files
+    /// were moved. The batch must be empty.
+    fn through_scratch(
+        &mut self,
+        exts: &mut [Ext],
+        targets: &[(u64, u64)],
+        i: usize,
+    ) -> Result<usize> {
+        let shard = exts[i].shard;
+        let mut j = i;
+        let mut bytes = 0u64;
+        while j < exts.len() {
+            let e = exts[j];
+            let to = targets[j];
+            if e.shard != shard || to.0 != shard || (e.size > 0 && to.1 >= e.offset) {
+                break;
+            }
+            if j > i && bytes + e.size > self.tuning.window_bytes {
+                break;
+            }
+            bytes += e.size;
+            j += 1;
+        }
+        let n = shard as usize;
+        let base = self.files[n]
+            .metadata()
+            .map_err(|e| Error::io(&self.paths[n], e))?
+            .len();
+        // 1. Copy to the scratch area and commit the rows there.
+        let mut at = base;
+        for e in &mut exts[i..j] {
+            if e.size > 0 {
+                self.copy(shard, e.offset, shard, at, e.size);
+                self.rows.push((e.rowid, shard, at));
+                e.offset = at;
+                at += e.size;
+            }
+        }
+        self.copy_and_sync()?;
+        self.commit_rows()?;
+        // 2. The old places are dead now: copy to the targets, commit.
+        for (k, e) in exts[i..j].iter_mut().enumerate() {
+            let to = targets[i + k];
+            self.copy(shard, e.offset, to.0, to.1, e.size);
+            self.rows.push((e.rowid, to.0, to.1));
+            self.moved_files += 1;
+            self.moved_bytes += e.size;
+            e.shard = to.0;
+            e.offset = to.1;
+        }
+        self.copy_and_sync()?;
+        self.commit_rows()?;
+        // 3. The scratch area is dead: cut it off.
+        self.files[n]
+            .set_len(base)
+            .map_err(|e| Error::io(&self.paths[n], e))?;
+        self.batch_started = Instant::now();
+        Ok(j - i)
+    }
+
+    // ------------------------------------------------------------------ quick
+
+    /// Returns true when the time ran out before the work was done.
+    fn quick(&mut self, exts: &mut [Ext], deadline: Instant) -> Result<bool> {
+        let mut holes = holes(exts);
+        let mut tree = MaxTree::new(holes.iter().map(|h| h.len));
+        let mut stuck_shard = None;
+        for i in (0..exts.len()).rev() {
+            if Instant::now() >= deadline {
+                return Ok(true);
+            }
+            let e = exts[i];
+            if stuck_shard == Some(e.shard) {
+                continue;
+            }
+            if e.size == 0 {
+                // Empty files hold no bytes, but they count in the logical end.
+                if e.at() != (0, 0) {
+                    self.add_move(&mut exts[i], (0, 0));
+                }
+                continue;
+            }
+            let before = holes.partition_point(|h| (h.shard, h.start) < e.at());
+            if before == 0 {
+                break;
+            }
+            match tree.leftmost(before, e.size) {
+                Some(k) => {
+                    let to = (holes[k].shard, holes[k].start);
+                    holes[k].start += e.size;
+                    holes[k].len -= e.size;
+                    tree.set(k, holes[k].len);
+                    self.add_move(&mut exts[i], to);
+                }
+                None => stuck_shard = Some(e.shard),
+            }
+            if self.batch_due() {
+                self.flush()?;
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// A range of a shard that no file refers to, before or between files.
+#[derive(Debug, Clone, Copy)]
+struct Hole {
+    shard: u64,
+    start: u64,
+    len: u64,
+}
+
+fn holes(exts: &[Ext]) -> Vec<Hole> {
+    let mut out = Vec::new();
+    let mut cur: Option<(u64, u64)> = None; // shard, covered end
+    for e in exts.iter().filter(|e| e.size > 0) {
+        let covered = match cur {
+            Some((s, end)) if s == e.shard => end,
+            _ => 0,
+        };
+        if e.offset > covered {
+            out.push(Hole {
+                shard: e.shard,
+                start: covered,
+                len: e.offset - covered,
+            });
+        }
+        cur = Some((e.shard, covered.max(e.end())));
+    }
+    out
+}
+
+/// A segment tree of maxima: the leftmost element of a prefix that is at least `x`.
+struct MaxTree {
+    n: usize,
+    t: Vec<u64>,
+}
+
+impl MaxTree {
+    fn new(values: impl ExactSizeIterator<Item = u64>) -> MaxTree {
+        let n = values.len().next_power_of_two().max(1);
+        let mut t = vec![0u64; 2 * n];
+        for (i, v) in values.enumerate() {
+            t[n + i] = v;
+        }
+        for i in (1..n).rev() {
+            t[i] = t[2 * i].max(t[2 * i + 1]);
+        }
+        MaxTree { n, t }
+    }
+
+    fn set(&mut self, i: usize, v: u64) {
+        let mut k = self.n + i;
+        self.t[k] = v;
+        while k > 1 {
+            k /= 2;
+            self.t[k] = self.t[2 * k].max(self.t[2 * k + 1]);
+        }
+    }
+
+    /// Leftmost index below `end` whose value is at least `x`.
+    fn leftmost(&self, end: usize, x: u64) -> Option<usize> {
+        self.find(1, 0, self.n, end, x)
+    }
+
+    fn find(&self, node: usize, lo: usize, hi: usize, end: usize, x: u64) -> Option<usize> {
+        if lo >= end || self.t[node] < x {
+            return None;
+        }
+        if hi - lo == 1 {
+            return Some(lo);
+        }
+        let mid = (lo + hi) / 2;
+        self.find(2 * node, lo, mid, end, x)
+            .or_else(|| self.find(2 * node + 1, mid, hi, end, x))
+    }
+}
+
+/// Human report of `analysis`, in the layout of `barecat defrag --dry-run`.
+pub fn write_analysis(a: &Analysis, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use crate::size::human;
+    let s = &a.summary;
+    let ratio = if s.live_bytes == 0 {
+        1.0
+    } else {
+        s.physical_bytes as f64 / s.live_bytes as f64
+    };
+    writeln!(out, "Physical size:       {}", human(s.physical_bytes))?;
+    writeln!(out, "Logical size:        {}", human(s.live_bytes))?;
+    writeln!(
+        out,
+        "Freeable space:      {} ({} in holes, {} trailing)",
+        human(a.full_freeable()),
+        human(s.hole_bytes),
+        human(s.trailing_bytes)
+    )?;
+    writeln!(out, "Number of gaps:      {}", s.holes)?;
+    writeln!(out, "Fragmentation ratio: {ratio:.3}")?;
+    writeln!(
+        out,
+        "Utilization:         {:.1}%",
+        utilization(s.live_bytes, s.physical_bytes) * 100.0
+    )?;
+    writeln!(
+        out,
+        "Shards:              {} now, {} after a full defrag",
+        s.shards, a.full_after_shards
+    )?;
+    let h = &a.hole_sizes;
+    if !h.is_empty() {
+        let n = h.len();
+        writeln!(out, "\nGap size distribution:")?;
+        writeln!(out, "  Min:    {}", human(h[0]))?;
+        for (name, i) in [
+            ("p25", n / 4),
+            ("p50", n / 2),
+            ("p75", 3 * n / 4),
+            ("p90", n * 9 / 10),
+            ("p99", n * 99 / 100),
+        ] {
+            writeln!(out, "  {name}:    {}", human(h[i.min(n - 1)]))?;
+        }
+        writeln!(out, "  Max:    {}", human(h[n - 1]))?;
+        writeln!(out, "  Mean:   {}", human(h.iter().sum::<u64>() / n as u64))?;
+        writeln!(out, "\nGaps by shard:")?;
+        for sh in a
+            .shards
+            .iter()
+            .filter(|x| x.holes > 0 || x.trailing_bytes > 0)
+        {
+            writeln!(
+                out,
+                "  Shard {}: {} gaps, {} total, {} trailing",
+                sh.shard,
+                sh.holes,
+                human(sh.hole_bytes),
+                human(sh.trailing_bytes)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ext(shard: u64, offset: u64, size: u64) -> Ext {
+        Ext {
+            rowid: 0,
+            shard,
+            offset,
+            size,
+        }
+    }
+
+    #[test]
+    fn full_targets_follow_the_spec_example() {
+        // Spec §8.2, limit 20: f0 f2 f3 f5 f6 packed into shard 0, f7 f8 into shard 1.
+        let exts = [
+            ext(0, 0, 3),
+            ext(0, 7, 5),
+            ext(0, 12, 3),
+            ext(1, 0, 5),
+            ext(1, 5, 3),
+            ext(1, 8, 4),
+            ext(1, 12, 5),
+        ];
+        let t = full_targets(&exts, 20);
+        assert_eq!(
+            t,
+            vec![(0, 0), (0, 3), (0, 8), (0, 11), (0, 16), (1, 0), (1, 4)]
+        );
+    }
+
+    #[test]
+    fn oversize_files_get_their_own_shard_and_never_move_later() {
+        // limit 10; shard 1 holds a 15-byte file, shard 2 a small one.
+        let exts = [ext(0, 0, 4), ext(1, 0, 15), ext(2, 0, 3)];
+        assert_eq!(full_targets(&exts, 10), vec![(0, 0), (1, 0), (2, 0)]);
+        // After a hole in shard 0, the small file of shard 2 still cannot join the
+        // oversize one.
+        let exts = [ext(0, 5, 4), ext(1, 0, 15), ext(2, 0, 3)];
+        assert_eq!(full_targets(&exts, 10), vec![(0, 0), (1, 0), (2, 0)]);
+        // A shard holding more than the limit: the packed place of the second file
+        // would be shard 1, after it; it stays.
+        let exts = [ext(0, 0, 8), ext(0, 8, 8)];
+        assert_eq!(full_targets(&exts, 10), vec![(0, 0), (0, 8)]);
+    }
+
+    #[test]
+    fn max_tree_finds_leftmost_fit() {
+        let mut t = MaxTree::new([3u64, 9, 2, 7, 9].into_iter());
+        assert_eq!(t.leftmost(5, 8), Some(1));
+        assert_eq!(t.leftmost(1, 8), None);
+        assert_eq!(t.leftmost(5, 10), None);
+        t.set(1, 0);
+        assert_eq!(t.leftmost(5, 8), Some(4));
+        assert_eq!(t.leftmost(4, 7), Some(3));
+        assert_eq!(t.leftmost(5, 0), Some(0));
+    }
+
+    #[test]
+    fn holes_are_found_between_files() {
+        let h = holes(&[
+            ext(0, 2, 3),
+            ext(0, 5, 0),
+            ext(0, 9, 1),
+            ext(1, 0, 4),
+            ext(1, 6, 1),
+        ]);
+        let got: Vec<_> = h.iter().map(|h| (h.shard, h.start, h.len)).collect();
+        assert_eq!(got, vec![(0, 0, 2), (0, 5, 4), (1, 4, 2)]);
+    }
+}

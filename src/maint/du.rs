@@ -1,0 +1,152 @@
+//! `du`-like sizes from the directory statistics: every directory's total comes
+//! straight from its `dirs` row (no file is visited unless files are listed too).
+//!
+//! Output format (spec §12.1 `du`): `SIZE<TAB>PATH` lines sorted by descending
+//! number of `/` in the path, then by path; the root is printed as `.`.
+
+use std::io::Write;
+
+use rusqlite::types::ValueRef;
+use serde::Serialize;
+
+use crate::archive::Archive;
+use crate::entry::Entry;
+use crate::error::{Error, Result};
+use crate::path as mpath;
+use crate::size::human_signed;
+
+/// Options of [`du`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DuOptions {
+    /// List files too, not only directories.
+    pub all: bool,
+    /// Only the total of the path itself.
+    pub summarize: bool,
+    /// Only entries at most this many levels below the path.
+    pub max_depth: Option<u32>,
+    /// Sizes like `1.5K` instead of bytes.
+    pub human: bool,
+    /// One JSON object per line.
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct JsonLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    path: &'a str,
+    size: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    files: Option<i64>,
+}
+
+fn out_err(e: std::io::Error) -> Error {
+    Error::io("<output>", e)
+}
+
+fn line(
+    out: &mut dyn Write,
+    opts: &DuOptions,
+    path: &str,
+    size: i64,
+    files: Option<i64>,
+) -> Result<()> {
+    if opts.json {
+        let j = JsonLine {
+            kind: if files.is_some() { "dir" } else { "file" },
+            path,
+            size,
+            files,
+        };
+        let text = serde_json::to_string(&j).map_err(|e| Error::io("<output>", e.into()))?;
+        return writeln!(out, "{text}").map_err(out_err);
+    }
+    let shown = if path.is_empty() { "." } else { path };
+    if opts.human {
+        writeln!(out, "{}\t{shown}", human_signed(size)).map_err(out_err)
+    } else {
+        writeln!(out, "{size}\t{shown}").map_err(out_err)
+    }
+}
+
+/// Depth of a normalized path: 0 for the root, else its number of components.
+fn depth(path: &str) -> u32 {
+    if path.is_empty() {
+        0
+    } else {
+        path.bytes().filter(|&b| b == b'/').count() as u32 + 1
+    }
+}
+
+/// Write the sizes below `path` (the root when empty) to `out`.
+pub fn du(archive: &Archive, path: &str, opts: &DuOptions, out: &mut dyn Write) -> Result<()> {
+    let path = mpath::normalize(path.trim_end_matches('/'));
+    let entry = archive
+        .lookup(&path)?
+        .ok_or_else(|| Error::NotFound(path.clone()))?;
+    let dir = match entry {
+        Entry::File(f) => return line(out, opts, &f.path, f.size as i64, None),
+        Entry::Dir(d) => d,
+    };
+    if opts.summarize || opts.max_depth == Some(0) {
+        return line(
+            out,
+            opts,
+            &dir.path,
+            dir.size_tree,
+            Some(dir.num_files_tree),
+        );
+    }
+    let max_depth = opts.max_depth.map(|n| depth(&path) + n);
+    let (lo, hi) = mpath::subtree_range(&path).unwrap_or_default();
+    let scope = if path.is_empty() {
+        "1"
+    } else {
+        "(path = :p OR (path >= :lo AND path < :hi))"
+    };
+    let slashes = "length(path) - length(replace(path, '/', ''))";
+    let mut sql = format!(
+        "SELECT path, size_tree, num_files_tree, 1 AS is_dir, {slashes} AS slashes \
+         FROM dirs WHERE {scope}"
+    );
+    if opts.all {
+        sql +=
+            &format!(" UNION ALL SELECT path, size, NULL, 0, {slashes} FROM files WHERE {scope}");
+    }
+    sql += " ORDER BY slashes DESC, path";
+    archive.with_index(|i| {
+        let p = i.path();
+        let mut stmt = i.conn().prepare(&sql).map_err(|e| Error::sqlite(p, e))?;
+        let mut named: Vec<(&str, &dyn rusqlite::ToSql)> = Vec::new();
+        if !path.is_empty() {
+            named.push((":p", &path));
+            named.push((":lo", &lo));
+            named.push((":hi", &hi));
+        }
+        let mut rows = stmt
+            .query(named.as_slice())
+            .map_err(|e| Error::sqlite(p, e))?;
+        while let Some(r) = rows.next().map_err(|e| Error::sqlite(p, e))? {
+            let text = match r.get_ref(0).map_err(|e| Error::sqlite(p, e))? {
+                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                _ => continue,
+            };
+            if max_depth.is_some_and(|m| depth(&text) > m) {
+                continue;
+            }
+            let int = |k: usize| match r.get_ref(k) {
+                Ok(ValueRef::Integer(v)) => Some(v),
+                Ok(ValueRef::Real(f)) => Some(f as i64),
+                _ => None,
+            };
+            let is_dir = int(3) == Some(1);
+            let files = if is_dir {
+                Some(int(2).unwrap_or(0))
+            } else {
+                None
+            };
+            line(out, opts, &text, int(1).unwrap_or(0), files)?;
+        }
+        Ok(())
+    })
+}

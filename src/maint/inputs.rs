@@ -1,0 +1,262 @@
+//! The inputs of a merge: what kind of file each one is, opening barecat inputs with
+//! their shards checked, telling whether an input is the output, and finding the
+//! paths that occur in more than one input (before anything is written).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::archive::Archive;
+use crate::entry::Order;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+
+/// What an input file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    Barecat,
+    /// A tar file, possibly compressed.
+    Tar,
+    Zip,
+}
+
+const TAR_EXTENSIONS: [&str; 9] = [
+    ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".tzst",
+];
+
+/// Tell a barecat archive from a tar or zip file, by content first and by name when
+/// the content says nothing. A path where nothing exists is an error.
+pub fn classify(path: &Path) -> Result<InputKind> {
+    let layout = Layout::resolve(path);
+    let index = layout.index();
+    if index.is_file() {
+        let mut head = Vec::with_capacity(512);
+        File::open(index)
+            .and_then(|f| f.take(512).read_to_end(&mut head))
+            .map_err(|e| Error::io(index, e))?;
+        if head.starts_with(b"SQLite format 3\0") {
+            return Ok(InputKind::Barecat);
+        }
+        if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+            return Ok(InputKind::Zip);
+        }
+        let compressed: [&[u8]; 4] = [b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd"];
+        if head.get(257..262) == Some(b"ustar") || compressed.iter().any(|m| head.starts_with(m)) {
+            return Ok(InputKind::Tar);
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        if name.ends_with(".zip") {
+            return Ok(InputKind::Zip);
+        }
+        if TAR_EXTENSIONS.iter().any(|x| name.ends_with(x)) {
+            return Ok(InputKind::Tar);
+        }
+        return Ok(InputKind::Barecat);
+    }
+    if Layout::exists(path)? {
+        return Ok(InputKind::Barecat);
+    }
+    Err(Error::ArchiveNotFound {
+        path: path.to_path_buf(),
+    })
+}
+
+/// Open a barecat input for reading its files: every shard present (contiguous
+/// numbering, every referenced shard there) and long enough for the files stored in
+/// it.
+pub fn open_barecat(path: &Path) -> Result<Archive> {
+    let archive = Archive::open(path)?;
+    let usage = archive.with_index(|i| i.shard_usage())?;
+    for u in usage {
+        let len = archive.shards().len(u.shard)?;
+        if len < u.logical_end {
+            return Err(Error::io(
+                archive.shards().path(u.shard),
+                io::Error::other(format!(
+                    "shard is {len} bytes long but its files need {} bytes; run barecat-verify",
+                    u.logical_end
+                )),
+            ));
+        }
+    }
+    Ok(archive)
+}
+
+/// True when `a` and `b` name the same file (after following links).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// Error if `input` is the archive at `output` (same index file, or the same
+/// first shard).
+pub fn check_not_output(input: &Path, output: &Path) -> Result<()> {
+    let (i, o) = (Layout::resolve(input), Layout::resolve(output));
+    if same_file(i.index(), o.index()) || same_file(&i.shard_path(0), &o.shard_path(0)) {
+        return Err(Error::InvalidOperation(format!(
+            "{}: this input is the output archive",
+            input.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Which files of which source to leave out.
+#[derive(Debug, Default)]
+pub struct DuplicatePlan {
+    /// Per source, the paths stored by an earlier source.
+    pub skip: Vec<HashSet<String>>,
+    /// Total number of files left out.
+    pub skipped: u64,
+}
+
+/// One sorted stream of paths of a source.
+struct Stream<'a> {
+    source: usize,
+    is_dir: bool,
+    iter: Box<dyn Iterator<Item = Result<String>> + 'a>,
+}
+
+/// Walk the paths of all `sources` (label, archive) in path order at once. A path
+/// that is a file in one source and a directory in another is an error. A file path
+/// in several sources is an error too, unless `ignore_duplicates`: then the first
+/// source keeps it and the later ones are told to skip it.
+pub fn plan_duplicates(
+    sources: &[(&Path, &Archive)],
+    ignore_duplicates: bool,
+) -> Result<DuplicatePlan> {
+    let mut streams: Vec<Stream<'_>> = Vec::new();
+    for (k, (_, archive)) in sources.iter().enumerate() {
+        streams.push(Stream {
+            source: k,
+            is_dir: false,
+            iter: Box::new(archive.files(Order::Path, "").map(|r| r.map(|f| f.path))),
+        });
+        let dirs = archive.dirs("")?;
+        streams.push(Stream {
+            source: k,
+            is_dir: true,
+            iter: Box::new(dirs.into_iter().map(|d| Ok(d.path))),
+        });
+    }
+    let mut heap: BinaryHeap<Reverse<(String, usize)>> = BinaryHeap::new();
+    for (s, st) in streams.iter_mut().enumerate() {
+        if let Some(p) = st.iter.next() {
+            heap.push(Reverse((p?, s)));
+        }
+    }
+    let mut plan = DuplicatePlan {
+        skip: vec![HashSet::new(); sources.len()],
+        skipped: 0,
+    };
+    let mut group: Vec<usize> = Vec::new();
+    while let Some(Reverse((path, s))) = heap.pop() {
+        group.clear();
+        group.push(s);
+        while heap.peek().is_some_and(|Reverse((p, _))| *p == path) {
+            let Reverse((_, t)) = heap.pop().expect("peeked");
+            group.push(t);
+        }
+        for &t in &group {
+            if let Some(p) = streams[t].iter.next() {
+                heap.push(Reverse((p?, t)));
+            }
+        }
+        if group.len() == 1 {
+            continue;
+        }
+        let mut files: Vec<usize> = Vec::new();
+        let mut dirs: Vec<usize> = Vec::new();
+        for &t in &group {
+            let st = &streams[t];
+            if st.is_dir {
+                dirs.push(st.source);
+            } else {
+                files.push(st.source);
+            }
+        }
+        files.sort_unstable();
+        if let (Some(&f), Some(&d)) = (files.first(), dirs.first()) {
+            return Err(Error::InvalidOperation(format!(
+                "{path}: a file in {} but a directory in {}",
+                sources[f].0.display(),
+                sources[d].0.display()
+            )));
+        }
+        if files.len() > 1 {
+            if !ignore_duplicates {
+                return Err(Error::DuplicatePath {
+                    path,
+                    first: sources[files[0]].0.to_path_buf(),
+                    second: sources[files[1]].0.to_path_buf(),
+                });
+            }
+            for &later in &files[1..] {
+                plan.skip[later].insert(path.clone());
+                plan.skipped += 1;
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// A sibling of `out` to build it under: `DIR/.NAME.TAG-PID`.
+pub(crate) fn temp_name(out: &Path, tag: &str) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "archive".into());
+    out.with_file_name(format!(".{name}.{tag}-{}", std::process::id()))
+}
+
+/// Put the archive built at `temp` in place at `out` (which must not exist): the
+/// shards are renamed first and the index last, so `out` appears complete.
+pub(crate) fn install(temp: &Path, out: &Path) -> Result<()> {
+    let from = Layout::current(temp);
+    let to = Layout::current(out);
+    for s in from.shard_files()? {
+        let dest = to.shard_path(s.number);
+        std::fs::rename(&s.path, &dest).map_err(|e| Error::io(&dest, e))?;
+    }
+    std::fs::rename(temp, out).map_err(|e| Error::io(out, e))?;
+    crate::shard::sync_dir(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_by_content_and_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a.zip"), b"PK\x03\x04rest").unwrap();
+        std::fs::write(d.join("b.bin"), b"\x1f\x8b\x08\x00").unwrap();
+        let mut tar = vec![0u8; 512];
+        tar[257..262].copy_from_slice(b"ustar");
+        std::fs::write(d.join("c"), &tar).unwrap();
+        std::fs::write(d.join("e.tar"), b"").unwrap();
+        assert_eq!(classify(&d.join("a.zip")).unwrap(), InputKind::Zip);
+        assert_eq!(classify(&d.join("b.bin")).unwrap(), InputKind::Tar);
+        assert_eq!(classify(&d.join("c")).unwrap(), InputKind::Tar);
+        assert_eq!(classify(&d.join("e.tar")).unwrap(), InputKind::Tar);
+        assert!(matches!(
+            classify(&d.join("missing")),
+            Err(Error::ArchiveNotFound { .. })
+        ));
+        let t = temp_name(&d.join("out.barecat"), "merge");
+        assert!(t
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".out.barecat.merge-"));
+    }
+}

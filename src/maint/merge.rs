@@ -1,0 +1,427 @@
+//! Data-copying merge: the live bytes of every input go into one output archive.
+//!
+//! Only the bytes of the files that end up in the output are read and written:
+//! never the holes or trailing bytes of an input, never the bytes of a duplicate
+//! that is left out. All conflicts (a path that is a file in one input and a
+//! directory in another; a file path in two inputs without `ignore_duplicates`) are
+//! found before anything is written.
+//!
+//! A new output is built under a temporary name next to it and renamed into place
+//! when complete, so a failure leaves nothing behind (and `-f` replaces the old
+//! archive only then). Appending to an existing output happens in one transaction;
+//! on failure the transaction is rolled back and the appended bytes are cut off.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::archive::Archive;
+use crate::crc;
+use crate::entry::{FileInfo, Order};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::maint::inputs::{
+    check_not_output, classify, install, open_barecat, plan_duplicates, temp_name, InputKind,
+};
+use crate::progress::Progress;
+use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
+
+/// Files are read from an input in runs of at most this many bytes…
+const RUN_BYTES: u64 = 8 << 20;
+/// …through holes of at most this size (holes are read, never written).
+const RUN_MAX_HOLE: u64 = 64 << 10;
+
+/// What to do with an output that exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// An existing output is an error.
+    New,
+    /// Replace an existing output (once the new one is complete).
+    Overwrite,
+    /// Add to an existing output (created when missing); files already there win
+    /// over the inputs' (duplicates are ignored).
+    Append,
+}
+
+/// Options of [`merge`].
+#[derive(Debug, Clone, Copy)]
+pub struct MergeOptions {
+    pub output_mode: OutputMode,
+    /// Shard size limit of the output (`None`: unlimited for a new output, the
+    /// stored one when appending).
+    pub shard_size_limit: Option<u64>,
+    /// Keep the first of several files with the same path instead of failing.
+    pub ignore_duplicates: bool,
+}
+
+/// What [`merge`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct MergeReport {
+    pub inputs: usize,
+    /// Files and bytes added to the output.
+    pub files: u64,
+    pub bytes: u64,
+    /// Directories created in the output.
+    pub dirs: u64,
+    /// Files left out because an earlier input (or the output) has the path.
+    pub duplicates_skipped: u64,
+}
+
+/// An input, opened.
+enum Source {
+    Barecat(Archive),
+    Foreign(InputKind),
+}
+
+fn foreign_unsupported(path: &Path, kind: InputKind) -> Error {
+    let what = match kind {
+        InputKind::Zip => "zip",
+        _ => "tar",
+    };
+    Error::UnsupportedInput {
+        path: path.to_path_buf(),
+        detail: format!("{what} inputs cannot be merged by this build of barecat-merge"),
+    }
+}
+
+/// Add the entries of a tar or zip input to `w`. Their paths are known only while
+/// reading, so a path the output already has is skipped with `ignore_duplicates`
+/// and fails the merge otherwise.
+fn import_foreign(
+    _w: &mut ArchiveWriter,
+    path: &Path,
+    kind: InputKind,
+    _ignore_duplicates: bool,
+    _progress: &Progress,
+) -> Result<u64> {
+    Err(foreign_unsupported(path, kind))
+}
+
+/// Can inputs of this kind be merged? (Tar and zip inputs are refused before
+/// anything is written until [`import_foreign`] reads them.)
+fn check_kind(path: &Path, kind: InputKind) -> Result<()> {
+    match kind {
+        InputKind::Barecat => Ok(()),
+        other => Err(foreign_unsupported(path, other)),
+    }
+}
+
+/// Merge `inputs` into `output`.
+pub fn merge(
+    output: &Path,
+    inputs: &[PathBuf],
+    opts: &MergeOptions,
+    progress: &Progress,
+) -> Result<MergeReport> {
+    if inputs.is_empty() {
+        return Err(Error::InvalidOperation("no input to merge".into()));
+    }
+    let mut sources = Vec::with_capacity(inputs.len());
+    for p in inputs {
+        check_not_output(p, output)?;
+        let kind = classify(p)?;
+        check_kind(p, kind)?;
+        sources.push(match kind {
+            InputKind::Barecat => Source::Barecat(open_barecat(p)?),
+            other => Source::Foreign(other),
+        });
+    }
+    let exists = Layout::exists(output)?;
+    if exists && opts.output_mode == OutputMode::New {
+        return Err(Error::ArchiveExists {
+            path: output.to_path_buf(),
+        });
+    }
+    let append = exists && opts.output_mode == OutputMode::Append;
+
+    // Every conflict and duplicate, before writing.
+    let existing = if append {
+        Some(Archive::open(output)?)
+    } else {
+        None
+    };
+    let mut listed: Vec<(&Path, &Archive)> = Vec::new();
+    if let Some(a) = &existing {
+        listed.push((output, a));
+    }
+    let mut position = Vec::new(); // index in `listed` of each barecat input
+    for (p, s) in inputs.iter().zip(&sources) {
+        if let Source::Barecat(a) = s {
+            position.push(Some(listed.len()));
+            listed.push((p.as_path(), a));
+        } else {
+            position.push(None);
+        }
+    }
+    let ignore = opts.ignore_duplicates || append;
+    let plan = plan_duplicates(&listed, ignore)?;
+    drop(listed);
+    drop(existing);
+    let total: u64 = sources
+        .iter()
+        .filter_map(|s| match s {
+            Source::Barecat(a) => a.root().ok().map(|r| r.size_tree.max(0) as u64),
+            Source::Foreign(_) => None,
+        })
+        .sum();
+    progress.set_total(total);
+
+    let temp = (!append).then(|| temp_name(output, "merging"));
+    let target = temp.as_deref().unwrap_or(output);
+    if let Some(t) = &temp {
+        Layout::remove(t)?;
+    }
+    let before = if append {
+        snapshot(output)?
+    } else {
+        Vec::new()
+    };
+    let wopts = WriterOptions {
+        mode: if append {
+            CreateMode::Append
+        } else {
+            CreateMode::New
+        },
+        shard_size_limit: opts.shard_size_limit,
+        allow_symlinked_shards: false,
+        // An append is one transaction, so that a failure leaves the output as it was.
+        commit_interval: if append {
+            Duration::MAX
+        } else {
+            WriterOptions::default().commit_interval
+        },
+        commit_bytes: if append {
+            u64::MAX
+        } else {
+            WriterOptions::default().commit_bytes
+        },
+    };
+    let mut report = MergeReport {
+        inputs: inputs.len(),
+        duplicates_skipped: plan.skipped,
+        ..MergeReport::default()
+    };
+    let result = (|| -> Result<()> {
+        let mut w = ArchiveWriter::open(target, wopts)?;
+        let empty = HashSet::new();
+        for (k, (p, s)) in inputs.iter().zip(&sources).enumerate() {
+            match s {
+                Source::Barecat(a) => {
+                    let skip = position[k].map_or(&empty, |i| &plan.skip[i]);
+                    copy_archive(&mut w, a, skip, progress)?;
+                }
+                Source::Foreign(kind) => {
+                    report.duplicates_skipped +=
+                        import_foreign(&mut w, p, *kind, ignore, progress)?;
+                }
+            }
+        }
+        let stats = w.finish()?;
+        report.files = stats.files;
+        report.bytes = stats.bytes;
+        report.dirs = stats.dirs;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        match &temp {
+            Some(t) => {
+                let _ = Layout::remove(t);
+            }
+            None => {
+                let _ = restore(output, &before);
+            }
+        }
+        return Err(e);
+    }
+    if let Some(t) = &temp {
+        let r = (|| {
+            if Layout::exists(output)? {
+                if opts.output_mode != OutputMode::Overwrite {
+                    return Err(Error::ArchiveExists {
+                        path: output.to_path_buf(),
+                    });
+                }
+                Layout::remove(output)?;
+            }
+            install(t, output)
+        })();
+        if let Err(e) = r {
+            let _ = Layout::remove(t);
+            return Err(e);
+        }
+    }
+    Ok(report)
+}
+
+/// The shard files of an archive and their lengths.
+fn snapshot(path: &Path) -> Result<Vec<(PathBuf, u64)>> {
+    let mut out = Vec::new();
+    for s in Layout::resolve(path).shard_files()? {
+        let len = std::fs::metadata(&s.path)
+            .map_err(|e| Error::io(&s.path, e))?
+            .len();
+        out.push((s.path, len));
+    }
+    Ok(out)
+}
+
+/// Cut the shards of an archive back to a snapshot: later shards are removed, the
+/// others truncated to their old length. Run after the appending transaction was
+/// rolled back, so no row refers to what is removed.
+fn restore(path: &Path, before: &[(PathBuf, u64)]) -> Result<()> {
+    for s in Layout::resolve(path).shard_files()? {
+        match before.iter().find(|(p, _)| *p == s.path) {
+            Some((_, len)) => {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&s.path)
+                    .map_err(|e| Error::io(&s.path, e))?;
+                if f.metadata().map_err(|e| Error::io(&s.path, e))?.len() > *len {
+                    f.set_len(*len).map_err(|e| Error::io(&s.path, e))?;
+                }
+            }
+            None => std::fs::remove_file(&s.path).map_err(|e| Error::io(&s.path, e))?,
+        }
+    }
+    Ok(())
+}
+
+/// Copy the directories (with their metadata; the first input that has a
+/// directory gives it) and the files of `src`, except the paths in `skip`.
+fn copy_archive(
+    w: &mut ArchiveWriter,
+    src: &Archive,
+    skip: &HashSet<String>,
+    progress: &Progress,
+) -> Result<()> {
+    for d in src.dirs("")? {
+        if d.path.is_empty() || w.index().is_dir(&d.path)? {
+            continue;
+        }
+        w.add_dir(&d.path, d.meta)?;
+    }
+    let mut run = Run::default();
+    let mut buf = Vec::new();
+    for fi in src.files(Order::Address, "") {
+        let fi = fi?;
+        if skip.contains(&fi.path) {
+            continue;
+        }
+        if !run.extend(&fi) {
+            run.copy(w, src, &mut buf, progress)?;
+            run.start(fi);
+        }
+    }
+    run.copy(w, src, &mut buf, progress)
+}
+
+/// Files of one shard that are read with a single positioned read.
+#[derive(Default)]
+struct Run {
+    files: Vec<FileInfo>,
+    shard: u64,
+    start: u64,
+    end: u64,
+}
+
+impl Run {
+    fn start(&mut self, fi: FileInfo) {
+        self.shard = fi.shard;
+        self.start = fi.offset;
+        self.end = fi.end();
+        self.files.push(fi);
+    }
+
+    fn extend(&mut self, fi: &FileInfo) -> bool {
+        if self.files.is_empty() {
+            self.start(fi.clone());
+            return true;
+        }
+        let fits = fi.shard == self.shard
+            && fi.offset >= self.start
+            && fi.offset <= self.end.saturating_add(RUN_MAX_HOLE)
+            && fi.end().max(self.end) - self.start <= RUN_BYTES;
+        if fits {
+            self.end = self.end.max(fi.end());
+            self.files.push(fi.clone());
+        }
+        fits
+    }
+
+    /// Read the run and add its files to `w`, each checked against its CRC32C.
+    fn copy(
+        &mut self,
+        w: &mut ArchiveWriter,
+        src: &Archive,
+        buf: &mut Vec<u8>,
+        progress: &Progress,
+    ) -> Result<()> {
+        let files = std::mem::take(&mut self.files);
+        if files.is_empty() {
+            return Ok(());
+        }
+        let span = self.end - self.start;
+        if span > RUN_BYTES {
+            // A single large file: stream it.
+            for fi in &files {
+                copy_streamed(w, src, fi, buf)?;
+                progress.add(1, fi.size);
+            }
+            return Ok(());
+        }
+        buf.resize(span as usize, 0);
+        let first = FileInfo {
+            offset: self.start,
+            size: span,
+            ..files[0].clone()
+        };
+        src.shards().read_into(&first, 0, buf)?;
+        for fi in &files {
+            let at = (fi.offset - self.start) as usize;
+            let data = &buf[at..at + fi.size as usize];
+            let actual = crc::crc32c(data);
+            if let Some(expected) = fi.crc32c {
+                if expected != actual {
+                    return Err(Error::CrcMismatch {
+                        member: fi.path.clone(),
+                        expected,
+                        actual,
+                    });
+                }
+            }
+            w.add_file(&fi.path, fi.meta, data, Some(actual))?;
+            progress.add(1, fi.size);
+        }
+        Ok(())
+    }
+}
+
+/// Copy one large file in chunks.
+fn copy_streamed(
+    w: &mut ArchiveWriter,
+    src: &Archive,
+    fi: &FileInfo,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    src.shards().check_extent(fi)?;
+    let mut pf = w.begin_file(&fi.path, fi.meta, fi.size)?;
+    let mut at = 0u64;
+    while at < fi.size {
+        let n = (fi.size - at).min(RUN_BYTES);
+        buf.resize(n as usize, 0);
+        src.shards().read_into(fi, at, buf)?;
+        w.write_chunk(&mut pf, buf)?;
+        at += n;
+    }
+    let added = w.finish_file(pf)?;
+    match (fi.crc32c, added.crc32c) {
+        (Some(expected), Some(actual)) if expected != actual => Err(Error::CrcMismatch {
+            member: fi.path.clone(),
+            expected,
+            actual,
+        }),
+        _ => Ok(()),
+    }
+}

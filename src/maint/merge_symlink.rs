@@ -1,0 +1,371 @@
+//! Symlink merge: an output archive whose shards are relative symbolic links to the
+//! shards of the inputs, so no file data is copied.
+//!
+//! The links are numbered contiguously: the shards of input *k* come after those of
+//! the inputs before it, and its rows are renumbered by the same base (the number of
+//! links made before it). Directory statistics are recomputed from the merged rows,
+//! never summed, so directories shared by several inputs are counted once.
+//!
+//! The index is built under a temporary name and renamed into place after the links
+//! are made; conflicts and duplicates are found before an existing output is
+//! removed. Writers refuse to write into an archive with symlinked shards unless
+//! told otherwise ([`crate::WriterOptions::allow_symlinked_shards`]).
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::archive::Archive;
+use crate::error::{Error, Result};
+use crate::index::Index;
+use crate::layout::Layout;
+use crate::maint::inputs::{check_not_output, classify, open_barecat, temp_name, InputKind};
+use crate::shard::sync_dir;
+
+/// Options of [`merge_symlink`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SymlinkMergeOptions {
+    /// Replace an existing output (its shard links are removed, not their targets).
+    pub overwrite: bool,
+    /// Keep the first of several files with the same path instead of failing.
+    pub ignore_duplicates: bool,
+}
+
+/// What [`merge_symlink`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SymlinkMergeReport {
+    pub inputs: usize,
+    pub files: u64,
+    pub dirs: u64,
+    /// Shard links made.
+    pub shards: u64,
+    pub duplicates_skipped: u64,
+}
+
+struct Input {
+    path: PathBuf,
+    layout: Layout,
+    shards: Vec<PathBuf>,
+    files: u64,
+}
+
+/// Merge `inputs` into `output` by linking their shards.
+pub fn merge_symlink(
+    output: &Path,
+    inputs: &[PathBuf],
+    opts: &SymlinkMergeOptions,
+) -> Result<SymlinkMergeReport> {
+    if inputs.is_empty() {
+        return Err(Error::InvalidOperation("no input to merge".into()));
+    }
+    let mut list = Vec::with_capacity(inputs.len());
+    for p in inputs {
+        check_not_output(p, output)?;
+        if classify(p)? != InputKind::Barecat {
+            return Err(Error::UnsupportedInput {
+                path: p.clone(),
+                detail: "a symlink merge needs barecat inputs (tar and zip files have no shards)"
+                    .into(),
+            });
+        }
+        let a: Archive = open_barecat(p)?;
+        let layout = a.layout().clone();
+        let shards = layout
+            .contiguous_shards()?
+            .into_iter()
+            .map(|s| s.path)
+            .collect();
+        list.push(Input {
+            path: p.clone(),
+            files: a.count_files()?,
+            layout,
+            shards,
+        });
+    }
+    if Layout::exists(output)? && !opts.overwrite {
+        return Err(Error::ArchiveExists {
+            path: output.to_path_buf(),
+        });
+    }
+    let out_dir = absolute_dir(output)?;
+    let temp = temp_name(output, "linking");
+    Layout::remove(&temp)?;
+    let built = build_index(&temp, &list, opts.ignore_duplicates);
+    let report = match built {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = Layout::remove(&temp);
+            return Err(e);
+        }
+    };
+    let linked = (|| -> Result<()> {
+        if Layout::exists(output)? {
+            Layout::remove(output)?;
+        }
+        let out_layout = Layout::current(output);
+        let mut n = 0u64;
+        for input in &list {
+            for shard in &input.shards {
+                let target = relative_link(&out_dir, shard)?;
+                let link = out_layout.shard_path(n);
+                std::os::unix::fs::symlink(&target, &link).map_err(|e| Error::io(&link, e))?;
+                n += 1;
+            }
+        }
+        sync_dir(output)?;
+        std::fs::rename(&temp, output).map_err(|e| Error::io(output, e))?;
+        sync_dir(output)
+    })();
+    if let Err(e) = linked {
+        let _ = Layout::remove(&temp);
+        let _ = Layout::remove(output);
+        return Err(e);
+    }
+    Ok(report)
+}
+
+/// Build the merged index at `temp`: every input's rows with their shard numbers
+/// shifted by the number of shards before it, the union of the directories (the
+/// first input with a non-NULL value gives each metadata field), then statistics
+/// recomputed from scratch.
+fn build_index(temp: &Path, list: &[Input], ignore_duplicates: bool) -> Result<SymlinkMergeReport> {
+    let index = Index::open_write(temp, true)?;
+    let p = temp.to_path_buf();
+    let conn = index.conn();
+    let sql = |e| Error::sqlite(&p, e);
+    // A private file until it is renamed into place: no journal sync needed.
+    conn.execute_batch("PRAGMA synchronous = OFF")
+        .map_err(sql)?;
+    index.set_bulk_mode(true)?;
+    conn.execute_batch("BEGIN").map_err(sql)?;
+    index.set_use_triggers(false)?;
+    conn.execute_batch("COMMIT").map_err(sql)?;
+    let mut report = SymlinkMergeReport {
+        inputs: list.len(),
+        ..SymlinkMergeReport::default()
+    };
+    let mut base = 0u64;
+    for (k, input) in list.iter().enumerate() {
+        conn.execute(
+            "ATTACH DATABASE ?1 AS src",
+            [FileName(input.layout.index())],
+        )
+        .map_err(sql)?;
+        let r = (|| -> Result<()> {
+            conn.execute_batch("BEGIN").map_err(sql)?;
+            if !ignore_duplicates && k > 0 {
+                let dup: Option<(String, i64)> = conn
+                    .query_row(
+                        "SELECT s.path, m.shard FROM src.files s JOIN main.files m \
+                         ON m.path = s.path LIMIT 1",
+                        [],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .ok();
+                if let Some((path, shard)) = dup {
+                    let first = owner(list, shard.max(0) as u64);
+                    return Err(Error::DuplicatePath {
+                        path,
+                        first: first.to_path_buf(),
+                        second: input.path.clone(),
+                    });
+                }
+            }
+            let added = conn
+                .execute(
+                    "INSERT OR IGNORE INTO main.files \
+                     (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) \
+                     SELECT path, shard + ?1, offset, size, crc32c, mode, uid, gid, mtime_ns \
+                     FROM src.files ORDER BY rowid",
+                    [base as i64],
+                )
+                .map_err(sql)? as u64;
+            report.files += added;
+            report.duplicates_skipped += input.files.saturating_sub(added);
+            conn.execute(
+                "INSERT INTO main.dirs (path, mode, uid, gid, mtime_ns) \
+                 SELECT path, mode, uid, gid, mtime_ns FROM src.dirs WHERE path != '' \
+                 ORDER BY rowid \
+                 ON CONFLICT (path) DO UPDATE SET \
+                     mode = coalesce(dirs.mode, excluded.mode), \
+                     uid = coalesce(dirs.uid, excluded.uid), \
+                     gid = coalesce(dirs.gid, excluded.gid), \
+                     mtime_ns = coalesce(dirs.mtime_ns, excluded.mtime_ns)",
+                [],
+            )
+            .map_err(sql)?;
+            if k == 0 {
+                conn.execute(
+                    "UPDATE main.dirs SET (mode, uid, gid, mtime_ns) = \
+                     (SELECT mode, uid, gid, mtime_ns FROM src.dirs WHERE path = '') \
+                     WHERE path = '' AND EXISTS (SELECT 1 FROM src.dirs WHERE path = '')",
+                    [],
+                )
+                .map_err(sql)?;
+            }
+            conn.execute_batch("COMMIT").map_err(sql)
+        })();
+        if r.is_err() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        conn.execute_batch("DETACH DATABASE src").map_err(sql)?;
+        r?;
+        base += input.shards.len() as u64;
+    }
+    report.shards = base;
+    conn.execute_batch("BEGIN").map_err(sql)?;
+    let r = (|| -> Result<()> {
+        let clash: Option<String> = conn
+            .query_row(
+                "SELECT path FROM files WHERE path IN (SELECT path FROM dirs) LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .ok();
+        if let Some(path) = clash {
+            return Err(Error::InvalidOperation(format!(
+                "{path}: a file in one input but a directory in another"
+            )));
+        }
+        index.rebuild_statistics()?;
+        report.dirs = conn
+            .query_row("SELECT count(*) FROM dirs", [], |r| r.get::<_, i64>(0))
+            .map_err(sql)? as u64;
+        conn.execute_batch("COMMIT").map_err(sql)
+    })();
+    if r.is_err() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    r?;
+    index.set_bulk_mode(false)?;
+    drop(index);
+    std::fs::File::open(temp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::io(temp, e))?;
+    Ok(report)
+}
+
+/// A file name bound as SQL text, byte for byte (it need not be UTF-8).
+struct FileName<'a>(&'a Path);
+
+impl rusqlite::ToSql for FileName<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(rusqlite::types::ToSqlOutput::Borrowed(
+            rusqlite::types::ValueRef::Text(self.0.as_os_str().as_bytes()),
+        ))
+    }
+}
+
+/// The input whose shards include merged shard number `shard`.
+fn owner(list: &[Input], shard: u64) -> &Path {
+    let mut base = 0u64;
+    for input in list {
+        base += input.shards.len() as u64;
+        if shard < base {
+            return &input.path;
+        }
+    }
+    &list[0].path
+}
+
+/// The directory that holds `path`, absolute and without symbolic links.
+fn absolute_dir(path: &Path) -> Result<PathBuf> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// The relative path from directory `from` (absolute, canonical) to `target`.
+fn relative_link(from: &Path, target: &Path) -> Result<PathBuf> {
+    let dir = absolute_dir(target)?;
+    let name = target
+        .file_name()
+        .ok_or_else(|| Error::InvalidOperation(format!("{}: no file name", target.display())))?;
+    Ok(relative_path(from, &dir).join(name))
+}
+
+/// `to` relative to `from`; both absolute and normalized.
+fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let a: Vec<Component> = from.components().collect();
+    let b: Vec<Component> = to.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..a.len() {
+        out.push("..");
+    }
+    for c in &b[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+/// Rows of `index` renumbered for tests of the base computation.
+#[cfg(test)]
+fn shards_of(index: &Index) -> Vec<i64> {
+    let mut stmt = index
+        .conn()
+        .prepare("SELECT DISTINCT shard FROM files ORDER BY shard")
+        .unwrap();
+    let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+    rows.map(|r| r.unwrap()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative_path(Path::new("/a/out"), Path::new("/a/in")),
+            PathBuf::from("../in")
+        );
+        assert_eq!(
+            relative_path(Path::new("/a"), Path::new("/a")),
+            PathBuf::from("")
+        );
+        assert_eq!(
+            relative_path(Path::new("/a/b/c"), Path::new("/x")),
+            PathBuf::from("../../../x")
+        );
+    }
+
+    #[test]
+    fn base_is_the_number_of_links_so_far() {
+        use crate::{ArchiveWriter, Meta, WriterOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        let mut w = ArchiveWriter::open(
+            &a,
+            WriterOptions {
+                shard_size_limit: Some(4),
+                ..WriterOptions::default()
+            },
+        )
+        .unwrap();
+        w.add_file("x/1", Meta::default(), b"1234", None).unwrap();
+        w.add_file("x/2", Meta::default(), b"5678", None).unwrap();
+        w.finish().unwrap();
+        // A trailing shard without files still gets a link and counts in the base.
+        std::fs::write(dir.path().join("a-shard-00002"), b"").unwrap();
+        let mut w = ArchiveWriter::open(&b, WriterOptions::default()).unwrap();
+        w.add_file("x/3", Meta::default(), b"9", None).unwrap();
+        w.finish().unwrap();
+        let out = dir.path().join("o");
+        let r = merge_symlink(&out, &[a, b], &SymlinkMergeOptions::default()).unwrap();
+        assert_eq!(r.shards, 4);
+        let idx = Index::open_read(&out).unwrap();
+        assert_eq!(shards_of(&idx), vec![0, 1, 3]);
+        let arch = Archive::open(&out).unwrap();
+        assert_eq!(arch.read("x/3").unwrap(), b"9");
+        assert_eq!(arch.read("x/2").unwrap(), b"5678");
+        assert_eq!(
+            std::fs::read_link(dir.path().join("o-shard-00003")).unwrap(),
+            PathBuf::from("b-shard-00000")
+        );
+    }
+}

@@ -1,0 +1,175 @@
+//! Helpers for the maintenance tests (verify, defrag, merge, du…).
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use barecat::{Archive, ArchiveWriter, Meta, Order, WriterOptions};
+
+/// Run a command with a time limit: a hang fails the test instead of blocking it.
+pub fn run_t<I, S>(program: impl AsRef<OsStr>, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut child = Command::new(program.as_ref())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", program.as_ref()));
+    let start = Instant::now();
+    // Read the pipes on threads so a large output cannot block the child.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t1 = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut so, &mut v).ok();
+        v
+    });
+    let t2 = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut se, &mut v).ok();
+        v
+    });
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Output {
+                status,
+                stdout: t1.join().unwrap(),
+                stderr: t2.join().unwrap(),
+            };
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("{:?} did not finish within 120 s", program.as_ref());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// File metadata used by the fixtures.
+pub fn meta() -> Meta {
+    Meta {
+        mode: Some(0o100644),
+        uid: Some(1000),
+        gid: Some(1000),
+        mtime_ns: Some(1_700_000_000_123_456_789),
+    }
+}
+
+/// Build an archive from (path, content) pairs.
+pub fn build(path: &Path, limit: Option<u64>, files: &[(String, Vec<u8>)]) -> PathBuf {
+    let mut w = ArchiveWriter::open(
+        path,
+        WriterOptions {
+            shard_size_limit: limit,
+            ..WriterOptions::default()
+        },
+    )
+    .unwrap();
+    for (p, data) in files {
+        w.add_file(p, meta(), data, None).unwrap();
+    }
+    w.finish().unwrap();
+    path.to_path_buf()
+}
+
+/// `n` files of pseudo-random sizes up to `max` bytes in a few directories.
+pub fn sample_files(prefix: &str, n: usize, max: usize, seed: u64) -> Vec<(String, Vec<u8>)> {
+    let sizes = super::common::pseudo_random(seed, n * 2);
+    (0..n)
+        .map(|i| {
+            let size = (u16::from_le_bytes([sizes[2 * i], sizes[2 * i + 1]]) as usize) % (max + 1);
+            let path = format!("{prefix}/d{}/f{i:04}.bin", i % 5);
+            (
+                path,
+                super::common::pseudo_random(seed * 1000 + i as u64, size),
+            )
+        })
+        .collect()
+}
+
+/// Every file of an archive with its content (CRC-checked reads).
+pub fn contents(path: &Path) -> BTreeMap<String, Vec<u8>> {
+    let a = Archive::open(path).unwrap();
+    a.files(Order::Path, "")
+        .map(|f| {
+            let f = f.unwrap();
+            let data = a
+                .read_file(&f)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.path));
+            (f.path, data)
+        })
+        .collect()
+}
+
+/// `barecat-verify --json`: exit code and the parsed report.
+pub fn verify_json(path: &Path, quick: bool) -> (i32, serde_json::Value) {
+    let mut args: Vec<&OsStr> = vec![OsStr::new("--json")];
+    if quick {
+        args.push(OsStr::new("--quick"));
+    }
+    args.push(path.as_os_str());
+    let o = run_t(super::common::bin("barecat-verify"), args);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(&o), stderr(&o)));
+    (code(&o), v)
+}
+
+/// The kinds of the problems in a verify report.
+pub fn kinds(report: &serde_json::Value, list: &str) -> Vec<String> {
+    report[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A plain read-write SQLite connection (no triggers disabled, no checks): for
+/// damaging an index on purpose.
+pub fn raw_sql(index: &Path, sql: &str) {
+    let c = rusqlite::Connection::open(index).unwrap();
+    c.execute_batch(sql).unwrap();
+}
+
+/// Sum of the shard lengths.
+pub fn physical(path: &Path) -> u64 {
+    barecat::Layout::current(path)
+        .shard_files()
+        .unwrap()
+        .iter()
+        .map(|s| std::fs::metadata(&s.path).unwrap().len())
+        .sum()
+}
+
+pub fn shard_count(path: &Path) -> usize {
+    barecat::Layout::current(path).shard_files().unwrap().len()
+}
+
+/// Names in a directory (to check nothing was left behind).
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
