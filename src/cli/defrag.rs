@@ -61,6 +61,9 @@ pub struct Args {
     /// Work in tiny steps (for tests)
     #[arg(long, hide = true)]
     pub small_steps: bool,
+    /// End abruptly after N steps, as a crash would (for tests)
+    #[arg(long, hide = true, value_name = "N")]
+    pub crash_after_steps: Option<u64>,
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
@@ -88,6 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             DefragMode::Full
         },
         step_delay: args.step_delay_ms.map(Duration::from_millis),
+        crash_after_steps: args.crash_after_steps,
         tuning: if args.small_steps {
             Tuning::small()
         } else {

@@ -93,9 +93,12 @@ pub enum DefragMode {
 #[derive(Debug, Clone)]
 pub struct DefragOptions {
     pub mode: DefragMode,
-    /// Sleep this long between the steps of the work (each copy, sync and commit),
-    /// so that tests can interrupt it at many different points.
+    /// Sleep this long after each step of the work (each copy, sync, commit,
+    /// truncation and removal), so that tests can interrupt it anywhere.
     pub step_delay: Option<Duration>,
+    /// End the process abruptly after this many steps, as a crash would (for tests
+    /// of crash safety).
+    pub crash_after_steps: Option<u64>,
     pub tuning: Tuning,
 }
 
@@ -104,7 +107,30 @@ impl DefragOptions {
         DefragOptions {
             mode,
             step_delay: None,
+            crash_after_steps: None,
             tuning: Tuning::default(),
+        }
+    }
+}
+
+/// Counts the steps of the work; see [`DefragOptions::step_delay`].
+struct Steps {
+    delay: Option<Duration>,
+    crash_after: Option<u64>,
+    done: std::cell::Cell<u64>,
+}
+
+impl Steps {
+    fn step(&self) {
+        let n = self.done.get() + 1;
+        self.done.set(n);
+        if self.crash_after == Some(n) {
+            // SAFETY: _exit ends the process at once, like a crash: no destructor,
+            // no flush, no rollback.
+            unsafe { libc::_exit(86) };
+        }
+        if let Some(d) = self.delay {
+            std::thread::sleep(d);
         }
     }
 }
@@ -359,6 +385,11 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
         report.nothing_to_do = true;
         return Ok(report);
     }
+    let steps = Steps {
+        delay: opts.step_delay,
+        crash_after: opts.crash_after_steps,
+        done: std::cell::Cell::new(0),
+    };
     let mut files = Vec::with_capacity(shards.len());
     for (p, _, _) in &shards {
         files.push(
@@ -380,7 +411,7 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
         first_src: Vec::new(),
         batch_bytes: 0,
         batch_started: Instant::now(),
-        delay: opts.step_delay,
+        steps: &steps,
         tuning: opts.tuning,
         progress,
         moved_files: 0,
@@ -402,7 +433,7 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     report.moved_bytes = mover.moved_bytes;
     let files = std::mem::take(&mut mover.files);
     drop(mover);
-    let (after, nshards) = truncate(&layout, &shards, files, &exts)?;
+    let (after, nshards) = truncate(&layout, &shards, files, &exts, &steps)?;
     report.physical_after = after;
     report.shards_after = nshards;
     report.freed_bytes = physical.saturating_sub(after);
@@ -420,6 +451,7 @@ fn truncate(
     shards: &[(PathBuf, u64, bool)],
     files: Vec<File>,
     exts: &[Ext],
+    steps: &Steps,
 ) -> Result<(u64, u64)> {
     let (ends, last) = logical_ends(
         exts.iter().map(|e| (e.shard, e.offset, e.size)),
@@ -431,6 +463,7 @@ fn truncate(
         let p = &shards[n].0;
         std::fs::remove_file(p).map_err(|e| Error::io(p, e))?;
         removed = true;
+        steps.step();
     }
     let mut total = 0;
     for (n, f) in files.iter().enumerate().take(keep) {
@@ -440,6 +473,7 @@ fn truncate(
         if now > end {
             f.set_len(end).map_err(|e| Error::io(p, e))?;
             f.sync_all().map_err(|e| Error::io(p, e))?;
+            steps.step();
         }
         total += now.min(end);
     }
@@ -476,7 +510,7 @@ struct Mover<'a> {
     first_src: Vec<(u64, u64)>,
     batch_bytes: u64,
     batch_started: Instant,
-    delay: Option<Duration>,
+    steps: &'a Steps,
     tuning: Tuning,
     progress: &'a Progress,
     moved_files: u64,
@@ -485,9 +519,7 @@ struct Mover<'a> {
 
 impl Mover<'_> {
     fn pause(&self) {
-        if let Some(d) = self.delay {
-            std::thread::sleep(d);
-        }
+        self.steps.step();
     }
 
     /// Queue a copy of `len` bytes (nothing for empty files).
@@ -556,6 +588,8 @@ impl Mover<'_> {
             for &(rowid, shard, offset) in &self.rows {
                 stmt.execute(rusqlite::params![rowid, shard as i64, offset as i64])?;
             }
+            // A crash here leaves the rows uncommitted (rolled back on next open).
+            self.pause();
             Ok(())
         })()
         .and_then(|()| conn.execute_batch("COMMIT"));
@@ -709,6 +743,7 @@ impl Mover<'_> {
         self.files[n]
             .set_len(base)
             .map_err(|e| Error::io(&self.paths[n], e))?;
+        self.pause();
         self.batch_started = Instant::now();
         Ok(j - i)
     }
