@@ -20,7 +20,7 @@ fn holey(dir: &Path, name: &str, n: usize, max: usize, limit: u64) -> PathBuf {
     let p = dir.join(name);
     let files = sample_files("data", n, max, 11);
     build(&p, Some(limit), &files);
-    let mut w = ArchiveWriter::open(&p, WriterOptions::with_mode(CreateMode::Append)).unwrap();
+    let mut w = open_append(&p);
     for (i, (path, _)) in files.iter().enumerate() {
         if i % 3 == 1 || i == 2 || i == n / 2 {
             w.remove_file(path).unwrap();
@@ -119,7 +119,7 @@ fn full_defrag_matches_the_spec_example() {
         .map(|(i, &n)| (format!("f{i}"), vec![b'a' + i as u8; n]))
         .collect();
     build(&p, Some(20), &files);
-    let mut w = ArchiveWriter::open(&p, WriterOptions::with_mode(CreateMode::Append)).unwrap();
+    let mut w = open_append(&p);
     w.remove_file("f1").unwrap();
     w.remove_file("f4").unwrap();
     w.finish().unwrap();
@@ -283,7 +283,7 @@ fn files_larger_than_the_limit_keep_a_shard_of_their_own() {
     files.insert(4, ("big/one".into(), pseudo_random(9, 30_000)));
     files.insert(9, ("big/two".into(), pseudo_random(10, 25_000)));
     build(&p, Some(limit), &files);
-    let mut w = ArchiveWriter::open(&p, WriterOptions::with_mode(CreateMode::Append)).unwrap();
+    let mut w = open_append(&p);
     for (path, _) in files.iter().step_by(3) {
         if !path.starts_with("big") {
             w.remove_file(path).unwrap();

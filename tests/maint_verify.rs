@@ -16,7 +16,7 @@ fn fixture(dir: &Path) -> PathBuf {
     let p = dir.join("v.barecat");
     let files = sample_files("data", 30, 3000, 7);
     build(&p, Some(20_000), &files);
-    let mut w = ArchiveWriter::open(&p, WriterOptions::with_mode(CreateMode::Append)).unwrap();
+    let mut w = open_append(&p);
     w.add_dir("empty", meta()).unwrap();
     w.finish().unwrap();
     assert!(shard_count(&p) >= 3, "fixture needs several shards");
@@ -262,7 +262,7 @@ fn extra_shards_holes_and_trailing_bytes_are_information() {
         .filter(|x| x.1 == 0 && x.3 > 0)
         .nth(2)
         .unwrap();
-    let mut w = ArchiveWriter::open(&p, WriterOptions::with_mode(CreateMode::Append)).unwrap();
+    let mut w = open_append(&p);
     w.remove_file(&victim.0).unwrap();
     w.finish().unwrap();
     let (c, v) = verify_json(&p, false);

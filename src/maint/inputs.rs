@@ -96,11 +96,11 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Error if `input` is the archive at `output` (same index file, or the same
-/// first shard).
+/// Error if `input` is the archive at `output` (the same index file, whatever
+/// the names).
 pub fn check_not_output(input: &Path, output: &Path) -> Result<()> {
     let (i, o) = (Layout::resolve(input), Layout::resolve(output));
-    if same_file(i.index(), o.index()) || same_file(&i.shard_path(0), &o.shard_path(0)) {
+    if same_file(i.index(), o.index()) {
         return Err(Error::InvalidOperation(format!(
             "{}: this input is the output archive",
             input.display()

@@ -74,6 +74,21 @@ pub fn meta() -> Meta {
     }
 }
 
+/// Open an existing archive for appending. Retries while the writer lock is held:
+/// a child process spawned by another test thread can hold a copy of a just-closed
+/// lock descriptor for a moment (between its fork and its exec).
+pub fn open_append(path: &Path) -> ArchiveWriter {
+    let start = Instant::now();
+    loop {
+        match ArchiveWriter::open(path, WriterOptions::with_mode(barecat::CreateMode::Append)) {
+            Err(barecat::Error::Locked { .. }) if start.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
 /// Build an archive from (path, content) pairs.
 pub fn build(path: &Path, limit: Option<u64>, files: &[(String, Vec<u8>)]) -> PathBuf {
     let mut w = ArchiveWriter::open(
