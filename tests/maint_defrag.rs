@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use barecat::{Archive, ArchiveWriter, CreateMode, Layout, Order, WriterOptions};
+use barecat::{Archive, Layout, Order};
 use common::*;
 use maint_util::*;
 

@@ -29,7 +29,7 @@ fn spec_tree(dir: &Path) -> PathBuf {
 fn du(flags: &[&str], p: &Path, path: &[&str]) -> std::process::Output {
     let mut all: Vec<&std::ffi::OsStr> = flags.iter().map(|a| a.as_ref()).collect();
     all.push(p.as_os_str());
-    all.extend(path.iter().map(|a| std::ffi::OsStr::new(a)));
+    all.extend(path.iter().map(std::ffi::OsStr::new));
     run_t(bin("barecat-du"), all)
 }
 
@@ -57,9 +57,9 @@ fn du_matches_the_spec_example_and_python() {
         let ours = du(flags, &p, path);
         assert_eq!(code(&ours), 0, "{flags:?}: {}", stderr(&ours));
         let mut py_args: Vec<&std::ffi::OsStr> = vec!["du".as_ref()];
-        py_args.extend(flags.iter().map(|a| std::ffi::OsStr::new(a)));
+        py_args.extend(flags.iter().map(std::ffi::OsStr::new));
         py_args.push(p.as_os_str());
-        py_args.extend(path.iter().map(|a| std::ffi::OsStr::new(a)));
+        py_args.extend(path.iter().map(std::ffi::OsStr::new));
         let theirs = run_t(py_barecat(), py_args);
         assert_eq!(code(&theirs), 0, "{flags:?}: {}", stderr(&theirs));
         assert_eq!(stdout(&ours), stdout(&theirs), "du {flags:?} {path:?}");

@@ -7,7 +7,7 @@ mod maint_util;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use barecat::{ArchiveWriter, CreateMode, Layout, Meta, WriterOptions};
+use barecat::{ArchiveWriter, Layout, Meta, WriterOptions};
 use common::*;
 use maint_util::*;
 

@@ -68,7 +68,7 @@ pub struct Args {
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v < 1e9 => Ok(v),
+        Ok(v) if (0.0..1e9).contains(&v) => Ok(v),
         _ => Err(format!("{s:?} is not a number of seconds")),
     }
 }

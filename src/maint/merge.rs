@@ -71,7 +71,7 @@ pub struct MergeReport {
 
 /// An input, opened.
 enum Source {
-    Barecat(Archive),
+    Barecat(Box<Archive>),
     Foreign(InputKind),
 }
 
@@ -124,7 +124,7 @@ pub fn merge(
         let kind = classify(p)?;
         check_kind(p, kind)?;
         sources.push(match kind {
-            InputKind::Barecat => Source::Barecat(open_barecat(p)?),
+            InputKind::Barecat => Source::Barecat(Box::new(open_barecat(p)?)),
             other => Source::Foreign(other),
         });
     }

@@ -460,8 +460,12 @@ fn check_index(i: &Index, f: &mut Findings) {
     }
 }
 
+/// A dirs row that is wrong: its path if readable, and the decoding error (or
+/// `Ok` for a path that is not normalized).
+type BadDir = (Option<String>, std::result::Result<(), String>);
+
 fn check_dir_rows(i: &Index, f: &mut Findings) {
-    let r = (|| -> Result<(bool, Vec<(Option<String>, std::result::Result<(), String>)>)> {
+    let r = (|| -> Result<(bool, Vec<BadDir>)> {
         let p = i.path();
         let sql = format!("SELECT {DIR_COLS} FROM dirs");
         let mut stmt = i.conn().prepare(&sql).map_err(|e| Error::sqlite(p, e))?;
