@@ -390,6 +390,7 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
         crash_after: opts.crash_after_steps,
         done: std::cell::Cell::new(0),
     };
+    crate::maint::fds::ensure_open_files(shards.len())?;
     let mut files = Vec::with_capacity(shards.len());
     for (p, _, _) in &shards {
         files.push(

@@ -74,7 +74,10 @@ pub fn open_barecat(path: &Path) -> Result<Archive> {
     let archive = Archive::open(path)?;
     let usage = archive.with_index(|i| i.shard_usage())?;
     for u in usage {
-        let len = archive.shards().len(u.shard)?;
+        let path = archive.shards().path(u.shard);
+        let len = std::fs::metadata(&path)
+            .map_err(|e| Error::io(&path, e))?
+            .len();
         if len < u.logical_end {
             return Err(Error::io(
                 archive.shards().path(u.shard),

@@ -128,6 +128,12 @@ pub fn merge(
             other => Source::Foreign(other),
         });
     }
+    // The inputs' shards stay open once read.
+    let mut shards = 0;
+    for p in inputs {
+        shards += Layout::resolve(p).shard_files()?.len();
+    }
+    crate::maint::fds::ensure_open_files(shards)?;
     let exists = Layout::exists(output)?;
     if exists && opts.output_mode == OutputMode::New {
         return Err(Error::ArchiveExists {

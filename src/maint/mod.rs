@@ -16,3 +16,4 @@ pub mod space;
 pub mod verify;
 
 mod copy;
+mod fds;

@@ -217,10 +217,12 @@ fn one_line(s: &str) -> String {
     s.replace('\n', " ")
 }
 
-/// A shard file found on disk.
+/// A shard file found on disk. Shards are opened by the workers as they get to
+/// them, one at a time, so that any number of shards can be checked.
 struct DiskShard {
     path: PathBuf,
-    file: Option<File>,
+    /// It could be opened and its length read.
+    readable: bool,
     length: u64,
     symlink: bool,
 }
@@ -270,18 +272,9 @@ pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<
 fn open_shards(layout: &Layout, f: &mut Findings) -> Result<BTreeMap<u64, DiskShard>> {
     let mut out = BTreeMap::new();
     for s in layout.shard_files()? {
-        let opened = File::open(&s.path).and_then(|file| {
-            let len = file.metadata()?.len();
-            Ok((file, len))
-        });
-        let (file, length) = match opened {
-            Ok((file, len)) => {
-                #[cfg(target_os = "linux")]
-                unsafe {
-                    libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
-                }
-                (Some(file), len)
-            }
+        let opened = File::open(&s.path).and_then(|file| file.metadata());
+        let (readable, length) = match opened {
+            Ok(md) => (true, md.len()),
             Err(e) => {
                 let what = if s.is_symlink && e.kind() == std::io::ErrorKind::NotFound {
                     "a symbolic link to a file that does not exist".to_string()
@@ -295,14 +288,14 @@ fn open_shards(layout: &Layout, f: &mut Findings) -> Result<BTreeMap<u64, DiskSh
                     offset: None,
                     message: format!("{}: cannot open shard: {what}", s.path.display()),
                 });
-                (None, 0)
+                (false, 0)
             }
         };
         out.insert(
             s.number,
             DiskShard {
                 path: s.path,
-                file,
+                readable,
                 length,
                 symlink: s.is_symlink,
             },
@@ -674,13 +667,39 @@ impl Checker<'_> {
         }
     }
 
-    fn run(&self, job: Job, buf: &mut Vec<u8>) {
+    /// The open file of shard `n`, reusing the worker's last one.
+    fn open<'c>(&self, n: u64, cache: &'c mut Option<(u64, File)>) -> std::io::Result<&'c File> {
+        if cache.as_ref().is_none_or(|(m, _)| *m != n) {
+            *cache = None;
+            let path = self
+                .disk
+                .get(&n)
+                .map(|d| d.path.as_path())
+                .unwrap_or(Path::new(""));
+            let file = File::open(path)?;
+            #[cfg(target_os = "linux")]
+            unsafe {
+                libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+            }
+            *cache = Some((n, file));
+        }
+        Ok(&cache.as_ref().expect("just opened").1)
+    }
+
+    fn run(&self, job: Job, buf: &mut Vec<u8>, cache: &mut Option<(u64, File)>) {
         let total: u64 = job.files.iter().map(|f| f.size).sum();
         let Some(ds) = self.disk.get(&job.shard) else {
             return;
         };
-        let Some(file) = ds.file.as_ref() else {
-            return;
+        let file = match self.open(job.shard, cache) {
+            Ok(f) => f,
+            Err(e) => {
+                for jf in &job.files {
+                    let msg = format!("{}: cannot open {}: {e}", jf.path, ds.path.display());
+                    self.report(job.shard, jf, Kind::ReadError, msg);
+                }
+                return;
+            }
         };
         let span = job.end - job.start;
         if span <= READ_CHUNK {
@@ -850,8 +869,9 @@ fn scan_files(
                 let checker = &checker;
                 scope.spawn(move || {
                     let mut buf = Vec::new();
+                    let mut cache = None;
                     for job in rx {
-                        checker.run(job, &mut buf);
+                        checker.run(job, &mut buf, &mut cache);
                     }
                 });
             }
@@ -882,7 +902,7 @@ fn scan_files(
                 check_row(&fi, disk, &mut scan, &mut space, &mut walk, f);
                 let readable = disk
                     .get(&fi.shard)
-                    .is_some_and(|d| d.file.is_some() && fi.end() <= d.length);
+                    .is_some_and(|d| d.readable && fi.end() <= d.length);
                 if !readable {
                     continue;
                 }
@@ -1011,7 +1031,7 @@ fn check_row(
     }
 
     match disk.get(&fi.shard) {
-        Some(d) if d.file.is_some() => {
+        Some(d) if d.readable => {
             if fi.end() > d.length {
                 f.problem_at(
                     Kind::ExtentPastEnd,
