@@ -509,3 +509,47 @@ fn an_empty_archive_is_clean() {
     assert_eq!(kinds(&v, "warnings"), ["no_shard"]);
     let _ = Meta::default();
 }
+
+#[test]
+fn large_files_are_checked_across_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("large.barecat");
+    let files = vec![
+        ("small/a".to_string(), pseudo_random(1, 1000)),
+        ("big/nine_mb".to_string(), pseudo_random(2, 9 << 20)),
+        (
+            "mid/three_hundred_k".to_string(),
+            pseudo_random(3, 300 << 10),
+        ),
+        ("small/b".to_string(), pseudo_random(4, 10)),
+    ];
+    build(&p, None, &files);
+    assert_eq!(verify_json(&p, false).0, 0);
+    let r = rows(&p);
+    let shard = Layout::current(&p).shard_path(0);
+    let big = r.iter().find(|x| x.0 == "big/nine_mb").unwrap();
+    let mid = r.iter().find(|x| x.0 == "mid/three_hundred_k").unwrap();
+    flip_byte(&shard, big.2 + big.3 - 3);
+    flip_byte(&shard, mid.2 + (280 << 10));
+    for j in ["1", "2"] {
+        let o = run_t(
+            bin("barecat-verify"),
+            ["--json".as_ref(), "-j".as_ref(), j.as_ref(), p.as_os_str()],
+        );
+        assert_eq!(code(&o), 1);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut bad: Vec<&str> = v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["path"].as_str().unwrap())
+            .collect();
+        bad.sort();
+        assert_eq!(bad, ["big/nine_mb", "mid/three_hundred_k"]);
+        assert_eq!(v["checked_files"], 4);
+        assert_eq!(
+            v["checked_bytes"],
+            files.iter().map(|f| f.1.len()).sum::<usize>()
+        );
+    }
+}

@@ -29,11 +29,14 @@ use crate::maint::space::{ShardSpace, SpaceScanner, SpaceSummary};
 use crate::path as mpath;
 use crate::progress::Progress;
 
-/// Files are grouped into reads of at most this many bytes.
+/// Files are handed to the workers in groups spanning at most this many bytes.
 pub const READ_CHUNK: u64 = 8 << 20;
 /// A hole of at most this size between two files is read through rather than
 /// starting a new read.
 pub const MAX_HOLE_READ: u64 = 1 << 20;
+/// Each read brings in this much: small enough for the bytes to be checksummed while
+/// still in the CPU cache.
+const PIECE: usize = 256 << 10;
 const PAGE: i64 = 8192;
 
 /// The trigger names Python barecat relies on (spec §3.2).
@@ -238,14 +241,28 @@ pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<
         f.warn(Kind::SchemaVersion, None, w.clone());
     }
     let disk = open_shards(&layout, &mut f)?;
-    let dirs = archive.with_index(|i| {
-        check_index(i, &mut f);
-        Ok(count(i, "dirs", &mut f))
-    })?;
     if let Ok(Some(root)) = archive.with_index(|i| i.dir("")) {
         progress.set_total(root.size_tree.max(0) as u64);
     }
-    let scan = scan_files(&archive, &disk, opts, &mut f, progress);
+    // The index checks run on a connection of their own while the files are read.
+    let (dirs, scan) = std::thread::scope(|scope| {
+        let index_checks = scope.spawn(|| {
+            let mut g = Findings::default();
+            let dirs = archive.with_index(|i| {
+                check_index(i, &mut g);
+                Ok(count(i, "dirs", &mut g))
+            });
+            (dirs, g)
+        });
+        let scan = scan_files(&archive, &disk, opts, &mut f, progress);
+        let (dirs, g) = index_checks
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        f.problems.extend(g.problems);
+        f.warnings.splice(0..0, g.warnings);
+        (dirs, scan)
+    });
+    let dirs = dirs?;
     check_shards(&layout, &disk, &scan, &mut f);
 
     let mut problems = f.problems;
@@ -686,6 +703,8 @@ impl Checker<'_> {
         Ok(&cache.as_ref().expect("just opened").1)
     }
 
+    /// Read the job's range in pieces small enough to stay in the CPU cache, feeding
+    /// each piece to the checksums of the files it holds.
     fn run(&self, job: Job, buf: &mut Vec<u8>, cache: &mut Option<(u64, File)>) {
         let total: u64 = job.files.iter().map(|f| f.size).sum();
         let Some(ds) = self.disk.get(&job.shard) else {
@@ -701,56 +720,46 @@ impl Checker<'_> {
                 return;
             }
         };
-        let span = job.end - job.start;
-        if span <= READ_CHUNK {
-            buf.resize(span as usize, 0);
-            match read_exact_at(file, &ds.path, buf, job.start) {
-                Ok(()) => {
-                    for jf in &job.files {
-                        let at = (jf.offset - job.start) as usize;
-                        self.compare(job.shard, jf, crc::crc32c(&buf[at..at + jf.size as usize]));
-                    }
-                }
-                Err(e) => {
-                    for jf in &job.files {
-                        let msg = format!("{}: cannot read: {}", jf.path, one_line(&e.to_string()));
-                        self.report(job.shard, jf, Kind::ReadError, msg);
-                    }
-                }
+        let n = job.files.len();
+        let mut crcs = vec![Crc32c::new(); n];
+        let mut failed: Option<(u64, String)> = None;
+        let mut lo = 0; // files before this one are complete
+        let mut pos = job.start;
+        buf.resize(PIECE, 0);
+        while pos < job.end {
+            let len = (job.end - pos).min(PIECE as u64) as usize;
+            let piece = &mut buf[..len];
+            if let Err(e) = read_exact_at(file, &ds.path, piece, pos) {
+                failed = Some((pos, one_line(&e.to_string())));
+                break;
             }
-        } else {
-            // One file larger than a read chunk: read it in pieces.
-            for jf in &job.files {
-                let mut c = Crc32c::new();
-                let mut at = 0u64;
-                let mut failed = false;
-                while at < jf.size {
-                    let n = (jf.size - at).min(READ_CHUNK);
-                    buf.resize(n as usize, 0);
-                    if let Err(e) = read_exact_at(file, &ds.path, buf, jf.offset + at) {
-                        let msg = format!("{}: cannot read: {}", jf.path, one_line(&e.to_string()));
-                        self.report(job.shard, jf, Kind::ReadError, msg);
-                        failed = true;
-                        break;
-                    }
-                    c.update(buf);
-                    at += n;
-                    self.progress.add(0, n);
+            let piece_end = pos + len as u64;
+            let mut k = lo;
+            while k < n && job.files[k].offset < piece_end {
+                let jf = &job.files[k];
+                let (a, b) = (jf.offset.max(pos), (jf.offset + jf.size).min(piece_end));
+                if a < b {
+                    crcs[k].update(&piece[(a - pos) as usize..(b - pos) as usize]);
                 }
-                if !failed {
-                    self.compare(job.shard, jf, c.value());
-                }
+                k += 1;
             }
-            self.files
-                .fetch_add(job.files.len() as u64, Ordering::Relaxed);
-            self.bytes.fetch_add(total, Ordering::Relaxed);
-            self.progress.add(job.files.len() as u64, 0);
-            return;
+            while lo < n && job.files[lo].offset + job.files[lo].size <= piece_end {
+                lo += 1;
+            }
+            pos = piece_end;
         }
-        self.files
-            .fetch_add(job.files.len() as u64, Ordering::Relaxed);
+        for (jf, c) in job.files.iter().zip(&crcs) {
+            match &failed {
+                Some((at, e)) if jf.offset + jf.size > *at => {
+                    let msg = format!("{}: cannot read: {e}", jf.path);
+                    self.report(job.shard, jf, Kind::ReadError, msg);
+                }
+                _ => self.compare(job.shard, jf, c.value()),
+            }
+        }
+        self.files.fetch_add(n as u64, Ordering::Relaxed);
         self.bytes.fetch_add(total, Ordering::Relaxed);
-        self.progress.add(job.files.len() as u64, total);
+        self.progress.add(n as u64, total);
     }
 }
 
