@@ -59,7 +59,7 @@ pub struct Tuning {
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
-            direct_min_gap: 32 << 20,
+            direct_min_gap: 8 << 20,
             window_bytes: 64 << 20,
             batch_bytes: 256 << 20,
             batch_time: Duration::from_secs(2),
