@@ -29,15 +29,14 @@ pub struct Args {
     /// The archive
     pub archive: std::path::PathBuf,
     /// A directory or file inside the archive (default: the root)
-    #[arg(default_value = "")]
-    pub path: String,
+    pub path: Option<String>,
     /// List files too, not only directories
     #[arg(short, long)]
     pub all: bool,
     /// Only the total of PATH
     #[arg(short, long)]
     pub summarize: bool,
-    /// Sizes like 1.5K, 20M, 3.1G
+    /// Sizes like 1.5K, 20M, 3.1G (-h works too)
     #[arg(short = 'H', short_alias = 'h', long = "human-readable")]
     pub human: bool,
     /// Only entries at most N levels below PATH
@@ -64,7 +63,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         human: args.human,
         json: args.json,
     };
-    du(&archive, &args.path, &opts, &mut out)?;
+    du(
+        &archive,
+        args.path.as_deref().unwrap_or(""),
+        &opts,
+        &mut out,
+    )?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -82,7 +82,10 @@ fn foreign_unsupported(path: &Path, kind: InputKind) -> Error {
     };
     Error::UnsupportedInput {
         path: path.to_path_buf(),
-        detail: format!("{what} inputs cannot be merged by this build of barecat-merge"),
+        detail: format!(
+            "{what} inputs are not supported by barecat-merge yet; convert the file to a \
+             barecat archive first"
+        ),
     }
 }
 
