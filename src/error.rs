@@ -135,6 +135,11 @@ pub enum Error {
     /// The operation was interrupted (Ctrl-C).
     #[error("interrupted")]
     Interrupted,
+
+    /// Writing to a destination path outside the archive was refused: a symbolic
+    /// link or a non-directory in the way, an existing file, a duplicated member.
+    #[error("{}: {detail}", path.display())]
+    Refused { path: PathBuf, detail: String },
 }
 
 fn sqlite_message(e: &rusqlite::Error) -> String {
@@ -180,6 +185,7 @@ impl Error {
                 | Error::SourceChanged { .. }
                 | Error::CrcMismatch { .. }
                 | Error::BadExtent { .. }
+                | Error::Refused { .. }
         )
     }
 }

@@ -19,8 +19,12 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 pub mod cat;
 pub mod common;
+pub mod extract;
 pub mod ls;
 pub mod repair;
+pub mod to_archive;
+pub mod to_tar;
+pub mod to_zip;
 
 /// Exit status for "done, but something failed along the way".
 pub const FAILURE: u8 = 1;
@@ -80,11 +84,27 @@ pub fn commands() -> &'static [Command] {
         register!("ls", "barecat-ls", false, ls::Args, ls::run),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
         register!(
+            "extract",
+            "barecat-extract",
+            false,
+            extract::Args,
+            extract::run
+        ),
+        register!("to-zip", "barecat-to-zip", false, to_zip::Args, to_zip::run),
+        register!("to-tar", "barecat-to-tar", false, to_tar::Args, to_tar::run),
+        register!(
             "extract-single",
             "barecat-extract-single",
             true,
             cat::LegacyArgs,
             cat::run_legacy
+        ),
+        register!(
+            "barecat2archive",
+            "barecat2archive",
+            true,
+            to_archive::Args,
+            to_archive::run
         ),
     ];
     COMMANDS
