@@ -119,7 +119,9 @@ pub(super) fn run_export(prog: &str, job: &Job<'_>) -> anyhow::Result<ExitCode> 
     };
     let started = Instant::now();
     let report = |e: &crate::Error| progress.println(&format!("{prog}: {e}"));
-    let writer = BufWriter::with_capacity(256 << 10, file);
+    // Small: headers and small files are gathered, larger contents go from the
+    // memory map to the output without a copy.
+    let writer = BufWriter::with_capacity(16 << 10, file);
     let (writer, r) = export(&archive, &selection, writer, &opts, &progress, &report)?;
     let file = writer
         .into_inner()

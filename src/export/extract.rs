@@ -106,6 +106,9 @@ struct Ctx<'a> {
 
 const BATCH_ITEMS: usize = 256;
 const BATCH_BYTES: u64 = 16 << 20;
+/// Batches queued per writer: the reader runs this far ahead, so that a run of
+/// files in one directory does not leave the other writers idle.
+const QUEUE_BATCHES: usize = 64;
 
 /// Extract the selected members of `archive` below `dest` (created if missing).
 /// Problems with single members go to `report` and are counted in the result; an
@@ -142,14 +145,14 @@ pub fn extract(
     };
     let workers = opts.workers.max(1);
     let skipped = std::thread::scope(|s| {
-        let (tx, rx) = bounded::<Vec<Job>>(workers * 2);
+        let mut queues = Vec::with_capacity(workers);
         for _ in 0..workers {
-            let rx = rx.clone();
+            let (tx, rx) = bounded::<Vec<Job>>(QUEUE_BATCHES);
             let ctx = &ctx;
             s.spawn(move || worker(ctx, rx));
+            queues.push(tx);
         }
-        drop(rx);
-        produce(&ctx, selection, tx)
+        produce(&ctx, selection, queues)
     });
     let skipped = match skipped {
         Ok(n) => n,
@@ -207,11 +210,14 @@ impl Ctx<'_> {
 }
 
 /// Read the selected rows in shard order and hand them to the writers in batches.
-/// Returns the number of members skipped by `strip_components`.
-fn produce(ctx: &Ctx<'_>, sel: &Selection, tx: Sender<Vec<Job>>) -> Result<u64> {
+/// All files of one directory go to the same writer, so that writers do not queue
+/// for the same directory's lock when they create files. Returns the number of
+/// members skipped by `strip_components`.
+fn produce(ctx: &Ctx<'_>, sel: &Selection, queues: Vec<Sender<Vec<Job>>>) -> Result<u64> {
+    let n = queues.len();
     let mut skipped = 0;
-    let mut batch = Vec::with_capacity(BATCH_ITEMS);
-    let mut bytes = 0u64;
+    let mut batches: Vec<Vec<Job>> = (0..n).map(|_| Vec::with_capacity(BATCH_ITEMS)).collect();
+    let mut bytes = vec![0u64; n];
     for row in sel.file_rows(ctx.archive, Order::Address) {
         if ctx.stop.load(Ordering::Relaxed) {
             break;
@@ -242,19 +248,31 @@ fn produce(ctx: &Ctx<'_>, sel: &Selection, tx: Sender<Vec<Job>>) -> Result<u64> 
             continue;
         };
         let start = fi.path.len() - rel.len();
-        bytes += fi.size;
-        batch.push(Job { fi, start });
-        if batch.len() >= BATCH_ITEMS || bytes >= BATCH_BYTES {
-            if tx.send(std::mem::take(&mut batch)).is_err() {
+        let k = if n == 1 { 0 } else { writer_of(split(rel).0, n) };
+        bytes[k] += fi.size;
+        batches[k].push(Job { fi, start });
+        if batches[k].len() >= BATCH_ITEMS || bytes[k] >= BATCH_BYTES {
+            let full = std::mem::replace(&mut batches[k], Vec::with_capacity(BATCH_ITEMS));
+            if queues[k].send(full).is_err() {
                 break;
             }
-            bytes = 0;
+            bytes[k] = 0;
         }
     }
-    if !batch.is_empty() {
-        let _ = tx.send(batch);
+    for (k, batch) in batches.into_iter().enumerate() {
+        if !batch.is_empty() {
+            let _ = queues[k].send(batch);
+        }
     }
     Ok(skipped)
+}
+
+/// The writer that handles the files of directory `dir`.
+fn writer_of(dir: &str, n: usize) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    dir.hash(&mut h);
+    (h.finish() % n as u64) as usize
 }
 
 fn worker(ctx: &Ctx<'_>, rx: Receiver<Vec<Job>>) {

@@ -12,7 +12,6 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
 use std::io::{self, IsTerminal};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
@@ -259,12 +258,6 @@ impl Drop for Output {
             let _ = rustix::fs::unlinkat(dir, temp.as_os_str(), AtFlags::empty());
         }
     }
-}
-
-/// The bytes of an `OsStr`, for messages.
-#[allow(dead_code)]
-fn bytes(s: &OsStr) -> &[u8] {
-    s.as_bytes()
 }
 
 #[cfg(test)]
