@@ -48,14 +48,20 @@ impl Ground {
     /// outside `dest` changed. Returns stderr.
     fn extract_refused(&self, extra: &[&str], expect: &str) -> String {
         let before = snapshot(&self.root, &self.dest);
-        let mut args: Vec<&std::ffi::OsStr> =
-            vec![self.arch().into_os_string().leak(), "-C".as_ref(), self.dest.as_os_str()];
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            self.arch().into_os_string().leak(),
+            "-C".as_ref(),
+            self.dest.as_os_str(),
+        ];
         args.extend(extra.iter().map(|s| std::ffi::OsStr::new(s)));
         let o = run(bin("barecat-extract"), &args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{err}");
         assert!(err.contains(expect), "expected {expect:?} in: {err}");
-        assert!(!err.contains("panicked") && !err.contains("internal error"), "{err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("internal error"),
+            "{err}"
+        );
         let after = snapshot(&self.root, &self.dest);
         assert_eq!(before, after, "something outside the destination changed");
         err
@@ -64,7 +70,15 @@ impl Ground {
 
 fn py_put(arch: &Path, path: &str, data: &[u8]) {
     let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
-    py("pyfs.py", ["put".as_ref(), arch.as_os_str(), path.as_ref(), hex.as_ref()]);
+    py(
+        "pyfs.py",
+        [
+            "put".as_ref(),
+            arch.as_os_str(),
+            path.as_ref(),
+            hex.as_ref(),
+        ],
+    );
 }
 
 #[test]
@@ -88,7 +102,11 @@ fn path_traversal_is_refused_not_rewritten() {
         let out = g.root.join(out);
         let o = run(bin(bin_name), [g.arch().as_os_str(), out.as_os_str()]);
         assert_eq!(o.status.code(), Some(1), "{bin_name}");
-        assert!(stderr(&o).contains("invalid archive path"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("invalid archive path"),
+            "{}",
+            stderr(&o)
+        );
         let listing = run_ok("bsdtar", ["-tf".as_ref(), out.as_os_str()]);
         assert_eq!(listing.trim(), "ok.txt", "{bin_name}");
     }
@@ -98,7 +116,8 @@ fn path_traversal_is_refused_not_rewritten() {
 fn absolute_paths_are_refused() {
     let g = Ground::new();
     let mut w = ArchiveWriter::open(g.arch(), WriterOptions::default()).unwrap();
-    w.add_file("ok.txt", Meta::default(), b"fine", None).unwrap();
+    w.add_file("ok.txt", Meta::default(), b"fine", None)
+        .unwrap();
     w.finish().unwrap();
     // Another tool wrote an absolute path pointing at a file outside.
     let abs = g.outside.join("target.txt");
@@ -109,8 +128,11 @@ fn absolute_paths_are_refused() {
         [abs.to_str().unwrap()],
     )
     .unwrap();
-    conn.execute("INSERT INTO files (path, shard, offset, size) VALUES ('/abs.txt', 0, 0, 4)", [])
-        .unwrap();
+    conn.execute(
+        "INSERT INTO files (path, shard, offset, size) VALUES ('/abs.txt', 0, 0, 4)",
+        [],
+    )
+    .unwrap();
     drop(conn);
     let err = g.extract_refused(&[], "absolute paths are not stored");
     assert!(err.contains("/abs.txt"), "{err}");
@@ -124,7 +146,8 @@ fn a_symlink_in_the_destination_is_not_followed() {
     let mut w = ArchiveWriter::open(g.arch(), WriterOptions::default()).unwrap();
     w.add_file("link/target.txt", Meta::default(), b"pwned", None)
         .unwrap();
-    w.add_file("file.txt", Meta::default(), b"pwned", None).unwrap();
+    w.add_file("file.txt", Meta::default(), b"pwned", None)
+        .unwrap();
     w.add_file("other/ok.txt", Meta::default(), b"fine", None)
         .unwrap();
     w.finish().unwrap();
@@ -133,12 +156,18 @@ fn a_symlink_in_the_destination_is_not_followed() {
     symlink(&g.outside, g.dest.join("link")).unwrap();
     symlink(g.outside.join("target.txt"), g.dest.join("file.txt")).unwrap();
     let err = g.extract_refused(&[], "link: is a symbolic link; not followed");
-    assert!(err.contains("file.txt: exists as a symbolic link; not overwritten"), "{err}");
+    assert!(
+        err.contains("file.txt: exists as a symbolic link; not overwritten"),
+        "{err}"
+    );
     assert_eq!(fs::read(g.dest.join("other/ok.txt")).unwrap(), b"fine");
     // --overwrite replaces the file symlink itself, never what it points to, and
     // still refuses to follow the directory symlink.
     g.extract_refused(&["--overwrite"], "link: is a symbolic link; not followed");
-    assert!(!fs::symlink_metadata(g.dest.join("file.txt")).unwrap().file_type().is_symlink());
+    assert!(!fs::symlink_metadata(g.dest.join("file.txt"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
     assert_eq!(fs::read(g.dest.join("file.txt")).unwrap(), b"pwned");
     assert_eq!(fs::read(g.outside.join("target.txt")).unwrap(), b"precious");
 }
@@ -149,9 +178,16 @@ fn a_symlinked_parent_directory_is_not_followed() {
     let mut w = ArchiveWriter::open(g.arch(), WriterOptions::default()).unwrap();
     w.add_file("a/b/c/deep.txt", Meta::default(), b"pwned", None)
         .unwrap();
-    w.add_dir("a/b/empty", Meta { mode: Some(0o40777), ..Meta::default() })
+    w.add_dir(
+        "a/b/empty",
+        Meta {
+            mode: Some(0o40777),
+            ..Meta::default()
+        },
+    )
+    .unwrap();
+    w.add_file("a/fine.txt", Meta::default(), b"fine", None)
         .unwrap();
-    w.add_file("a/fine.txt", Meta::default(), b"fine", None).unwrap();
     w.finish().unwrap();
     fs::create_dir_all(g.dest.join("a")).unwrap();
     symlink(&g.outside, g.dest.join("a/b")).unwrap();
@@ -168,7 +204,8 @@ fn a_file_and_a_directory_on_one_path() {
     let g = Ground::new();
     let mut w = ArchiveWriter::open(g.arch(), WriterOptions::default()).unwrap();
     w.add_file("clash", Meta::default(), b"file", None).unwrap();
-    w.add_file("keep.txt", Meta::default(), b"fine", None).unwrap();
+    w.add_file("keep.txt", Meta::default(), b"fine", None)
+        .unwrap();
     w.finish().unwrap();
     // A second tool added a file below the file, and a directory row on it.
     let conn = raw_index(&g.arch());
@@ -178,7 +215,8 @@ fn a_file_and_a_directory_on_one_path() {
         [],
     )
     .unwrap();
-    conn.execute("INSERT INTO dirs (path, mode) VALUES ('clash', 493)", []).unwrap();
+    conn.execute("INSERT INTO dirs (path, mode) VALUES ('clash', 493)", [])
+        .unwrap();
     drop(conn);
     g.extract_refused(&[], "clash");
     assert_eq!(fs::read(g.dest.join("keep.txt")).unwrap(), b"fine");
@@ -190,8 +228,10 @@ fn a_file_and_a_directory_on_one_path() {
 fn duplicate_paths_are_refused() {
     let g = Ground::new();
     let mut w = ArchiveWriter::open(g.arch(), WriterOptions::default()).unwrap();
-    w.add_file("dup.txt", Meta::default(), b"first", None).unwrap();
-    w.add_file("other.txt", Meta::default(), b"second", None).unwrap();
+    w.add_file("dup.txt", Meta::default(), b"first", None)
+        .unwrap();
+    w.add_file("other.txt", Meta::default(), b"second", None)
+        .unwrap();
     w.finish().unwrap();
     let conn = raw_index(&g.arch());
     conn.execute("DROP INDEX idx_files_path", []).unwrap();
@@ -212,7 +252,10 @@ fn duplicate_paths_are_refused() {
         let o = run(bin(bin_name), [g.arch().as_os_str(), out.as_os_str()]);
         assert_eq!(o.status.code(), Some(1));
         assert!(stderr(&o).contains("stored more than once"));
-        assert_eq!(run_ok("bsdtar", ["-tf".as_ref(), out.as_os_str()]).trim(), "other.txt");
+        assert_eq!(
+            run_ok("bsdtar", ["-tf".as_ref(), out.as_os_str()]).trim(),
+            "other.txt"
+        );
     }
 }
 
@@ -220,29 +263,59 @@ fn duplicate_paths_are_refused() {
 fn rows_past_the_shard_end_and_absurd_sizes_name_the_row() {
     let g = Ground::new();
     let mut w = ArchiveWriter::open(g.arch(), WriterOptions::default()).unwrap();
-    for name in ["past.bin", "negative.bin", "absurd.bin", "ok.txt", "badoffset.bin"] {
-        w.add_file(name, Meta::default(), b"0123456789", None).unwrap();
+    for name in [
+        "past.bin",
+        "negative.bin",
+        "absurd.bin",
+        "ok.txt",
+        "badoffset.bin",
+    ] {
+        w.add_file(name, Meta::default(), b"0123456789", None)
+            .unwrap();
     }
     w.finish().unwrap();
     let conn = raw_index(&g.arch());
-    conn.execute("UPDATE files SET offset = 1000000 WHERE path = 'past.bin'", []).unwrap();
-    conn.execute("UPDATE files SET size = -5 WHERE path = 'negative.bin'", []).unwrap();
-    conn.execute("UPDATE files SET size = 4611686018427387904 WHERE path = 'absurd.bin'", [])
+    conn.execute(
+        "UPDATE files SET offset = 1000000 WHERE path = 'past.bin'",
+        [],
+    )
+    .unwrap();
+    conn.execute("UPDATE files SET size = -5 WHERE path = 'negative.bin'", [])
         .unwrap();
-    conn.execute("UPDATE files SET offset = -1 WHERE path = 'badoffset.bin'", []).unwrap();
+    conn.execute(
+        "UPDATE files SET size = 4611686018427387904 WHERE path = 'absurd.bin'",
+        [],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE files SET offset = -1 WHERE path = 'badoffset.bin'",
+        [],
+    )
+    .unwrap();
     drop(conn);
     let err = g.extract_refused(&[], "past.bin: bad extent");
-    assert!(err.contains("\"negative.bin\": size is out of range (-5)"), "{err}");
+    assert!(
+        err.contains("\"negative.bin\": size is out of range (-5)"),
+        "{err}"
+    );
     assert!(err.contains("absurd.bin: bad extent"), "{err}");
-    assert!(err.contains("\"badoffset.bin\": offset is out of range"), "{err}");
+    assert!(
+        err.contains("\"badoffset.bin\": offset is out of range"),
+        "{err}"
+    );
     assert_eq!(tree(&g.dest), vec!["ok.txt"]);
     for (bin_name, out) in [("barecat-to-zip", "x.zip"), ("barecat-to-tar", "x.tgz")] {
         let out = g.root.join(out);
         let o = run(bin(bin_name), [g.arch().as_os_str(), out.as_os_str()]);
         assert_eq!(o.status.code(), Some(1));
         let err = stderr(&o);
-        assert!(err.contains("past.bin: bad extent") && err.contains("negative.bin"), "{err}");
-        assert_eq!(run_ok("bsdtar", ["-tf".as_ref(), out.as_os_str()]).trim(), "ok.txt");
+        assert!(
+            err.contains("past.bin: bad extent") && err.contains("negative.bin"),
+            "{err}"
+        );
+        assert_eq!(
+            run_ok("bsdtar", ["-tf".as_ref(), out.as_os_str()]).trim(),
+            "ok.txt"
+        );
     }
 }
-

@@ -20,7 +20,12 @@ fn round_trip_restores_content_modes_and_times() {
     let tmp = tempfile::tempdir().unwrap();
     let arch = sample(tmp.path());
     let out = tmp.path().join("out");
-    let o = extract(&["-q".as_ref(), arch.as_os_str(), "-C".as_ref(), out.as_os_str()]);
+    let o = extract(&[
+        "-q".as_ref(),
+        arch.as_os_str(),
+        "-C".as_ref(),
+        out.as_os_str(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(o.stderr.is_empty(), "-q prints nothing: {}", stderr(&o));
     for (p, data) in sample_files() {
@@ -29,8 +34,17 @@ fn round_trip_restores_content_modes_and_times() {
     assert_eq!(
         tree(&out),
         vec![
-            "a/", "a/.h.txt", "a/b/", "a/b/y.jpg", "a/x.txt", "empty.txt", "top.bin",
-            "void/", "void/deeper/", "ünï/", "ünï/ćödé.txt"
+            "a/",
+            "a/.h.txt",
+            "a/b/",
+            "a/b/y.jpg",
+            "a/x.txt",
+            "empty.txt",
+            "top.bin",
+            "void/",
+            "void/deeper/",
+            "ünï/",
+            "ünï/ćödé.txt"
         ]
     );
     // Permission bits exactly as stored (not reduced by the umask), times to the ns.
@@ -47,10 +61,18 @@ fn round_trip_restores_content_modes_and_times() {
     assert_eq!(mtime_ns(&out.join("void/deeper")), T0 + 8);
     // The summary line without -q.
     let out2 = tmp.path().join("out2");
-    let o = extract(&["-j3".as_ref(), arch.as_os_str(), "-C".as_ref(), out2.as_os_str()]);
+    let o = extract(&[
+        "-j3".as_ref(),
+        arch.as_os_str(),
+        "-C".as_ref(),
+        out2.as_os_str(),
+    ]);
     assert!(o.status.success());
     let err = stderr(&o);
-    assert!(err.contains("extracted 6 files") && err.contains("directories"), "{err}");
+    assert!(
+        err.contains("extracted 6 files") && err.contains("directories"),
+        "{err}"
+    );
     assert_eq!(tree(&out), tree(&out2));
 }
 
@@ -64,10 +86,17 @@ fn special_bits_only_with_same_permissions() {
     w.finish().unwrap();
     let a = tmp.path().join("a");
     let b = tmp.path().join("b");
-    assert!(extract(&[arch.as_os_str(), "-C".as_ref(), a.as_os_str()]).status.success());
+    assert!(extract(&[arch.as_os_str(), "-C".as_ref(), a.as_os_str()])
+        .status
+        .success());
     assert_eq!(mode_of(&a.join("suid")), 0o755);
     assert_eq!(mode_of(&a.join("sticky")), 0o777);
-    let o = extract(&["-p".as_ref(), arch.as_os_str(), "-C".as_ref(), b.as_os_str()]);
+    let o = extract(&[
+        "-p".as_ref(),
+        arch.as_os_str(),
+        "-C".as_ref(),
+        b.as_os_str(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(mode_of(&b.join("suid")), 0o4755);
     assert_eq!(mode_of(&b.join("sticky")), 0o1777);
@@ -89,7 +118,12 @@ fn archive_made_by_python_round_trips() {
     fs::create_dir_all(src.join("emptydir")).unwrap();
     let arch = tmp.path().join("py.barecat");
     let o = std::process::Command::new(py_barecat())
-        .args(["create".as_ref(), arch.as_os_str(), "d".as_ref(), "c.txt".as_ref()])
+        .args([
+            "create".as_ref(),
+            arch.as_os_str(),
+            "d".as_ref(),
+            "c.txt".as_ref(),
+        ])
         .args(["ü", "emptydir"])
         .current_dir(&src)
         .output()
@@ -100,7 +134,10 @@ fn archive_made_by_python_round_trips() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(tree(&out), tree(&src));
     for f in ["d/a.txt", "d/e/b.bin", "c.txt", "ü/ß.txt"] {
-        assert_eq!(fs::read(out.join(f)).unwrap(), fs::read(src.join(f)).unwrap());
+        assert_eq!(
+            fs::read(out.join(f)).unwrap(),
+            fs::read(src.join(f)).unwrap()
+        );
         assert_eq!(mtime_ns(&out.join(f)), mtime_ns(&src.join(f)), "{f}");
         assert_eq!(mode_of(&out.join(f)), mode_of(&src.join(f)), "{f}");
     }
@@ -114,10 +151,16 @@ fn filters_select_files_directories_and_globs() {
         (&["a/x.txt"], &["a/", "a/x.txt"]),
         (&["a/b"], &["a/", "a/b/", "a/b/y.jpg"]),
         // Globs: ** spans directories, wildcards skip hidden names.
-        (&["**/*.txt"], &["a/", "a/x.txt", "empty.txt", "ünï/", "ünï/ćödé.txt"]),
+        (
+            &["**/*.txt"],
+            &["a/", "a/x.txt", "empty.txt", "ünï/", "ünï/ćödé.txt"],
+        ),
         (&["a/*"], &["a/", "a/b/", "a/b/y.jpg", "a/x.txt"]),
         (&["void"], &["void/", "void/deeper/"]),
-        (&["./a/x.txt", "a"], &["a/", "a/.h.txt", "a/b/", "a/b/y.jpg", "a/x.txt"]),
+        (
+            &["./a/x.txt", "a"],
+            &["a/", "a/.h.txt", "a/b/", "a/b/y.jpg", "a/x.txt"],
+        ),
     ];
     for (i, (ops, want)) in cases.iter().enumerate() {
         let out = tmp.path().join(format!("out{i}"));
@@ -139,7 +182,10 @@ fn filters_select_files_directories_and_globs() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.contains("nope: no such file") && err.contains("*.none"), "{err}");
+    assert!(
+        err.contains("nope: no such file") && err.contains("*.none"),
+        "{err}"
+    );
     assert_eq!(fs::read(out.join("a/x.txt")).unwrap(), b"hello\n");
 }
 
@@ -181,7 +227,10 @@ fn existing_files_are_kept_and_reported_unless_overwrite() {
     let o = extract(&[arch.as_os_str(), "-C".as_ref(), out.as_os_str()]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.contains("a/x.txt: already exists; not overwritten (use --overwrite)"), "{err}");
+    assert!(
+        err.contains("a/x.txt: already exists; not overwritten (use --overwrite)"),
+        "{err}"
+    );
     assert!(err.contains("top.bin: already exists"), "{err}");
     assert!(err.contains("2 problems"), "{err}");
     assert_eq!(fs::read(out.join("a/x.txt")).unwrap(), b"mine");
@@ -190,7 +239,12 @@ fn existing_files_are_kept_and_reported_unless_overwrite() {
     assert_eq!(fs::read(out.join("a/b/y.jpg")).unwrap(), b"jpeg");
     // With --overwrite everything is replaced, and a second run changes nothing.
     for _ in 0..2 {
-        let o = extract(&["--overwrite".as_ref(), arch.as_os_str(), "-C".as_ref(), out.as_os_str()]);
+        let o = extract(&[
+            "--overwrite".as_ref(),
+            arch.as_os_str(),
+            "-C".as_ref(),
+            out.as_os_str(),
+        ]);
         assert!(o.status.success(), "{}", stderr(&o));
         assert_eq!(fs::read(out.join("a/x.txt")).unwrap(), b"hello\n");
         assert_eq!(mode_of(&out.join("a/x.txt")), 0o640);
@@ -198,9 +252,18 @@ fn existing_files_are_kept_and_reported_unless_overwrite() {
     // A directory is never replaced by a file, even with --overwrite.
     fs::remove_file(out.join("empty.txt")).unwrap();
     fs::create_dir(out.join("empty.txt")).unwrap();
-    let o = extract(&["--overwrite".as_ref(), arch.as_os_str(), "-C".as_ref(), out.as_os_str()]);
+    let o = extract(&[
+        "--overwrite".as_ref(),
+        arch.as_os_str(),
+        "-C".as_ref(),
+        out.as_os_str(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("empty.txt: is a directory"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("empty.txt: is a directory"),
+        "{}",
+        stderr(&o)
+    );
     assert!(out.join("empty.txt").is_dir());
 }
 
@@ -239,7 +302,12 @@ fn large_files_go_through_a_temporary_name() {
     assert_eq!(mode_of(&out.join("d/big")), 0o600);
     assert_eq!(mtime_ns(&out.join("d/big")), T0);
     // Existing: refused without --overwrite.
-    let o = extract(&[arch.as_os_str(), "-C".as_ref(), out.as_os_str(), "d/big".as_ref()]);
+    let o = extract(&[
+        arch.as_os_str(),
+        "-C".as_ref(),
+        out.as_os_str(),
+        "d/big".as_ref(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("already exists"));
     // Corrupt: reported, nothing left behind (no partial file, no temporary).
@@ -250,10 +318,19 @@ fn large_files_go_through_a_temporary_name() {
     let out2 = tmp.path().join("out2");
     let o = extract(&[arch.as_os_str(), "-C".as_ref(), out2.as_os_str()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("d/big: CRC32C mismatch"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("d/big: CRC32C mismatch"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(tree(&out2), vec!["d/", "d/small"]);
     // With --overwrite over a good copy, the good copy stays.
-    let o = extract(&["--overwrite".as_ref(), arch.as_os_str(), "-C".as_ref(), out.as_os_str()]);
+    let o = extract(&[
+        "--overwrite".as_ref(),
+        arch.as_os_str(),
+        "-C".as_ref(),
+        out.as_os_str(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(fs::read(out.join("d/big")).unwrap() == big);
     assert_eq!(tree(&out), vec!["d/", "d/big", "d/small"]);
@@ -277,7 +354,13 @@ fn legacy_forms() {
     let out2 = tmp.path().join("multi");
     let o = run(
         bin("barecat"),
-        ["extract".as_ref(), arch.as_os_str(), "-C".as_ref(), out2.as_os_str(), "a/b".as_ref()],
+        [
+            "extract".as_ref(),
+            arch.as_os_str(),
+            "-C".as_ref(),
+            out2.as_os_str(),
+            "a/b".as_ref(),
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(tree(&out2), vec!["a/", "a/b/", "a/b/y.jpg"]);
@@ -286,7 +369,12 @@ fn legacy_forms() {
     let out3 = tmp.path().join("link");
     let o = run(
         &link,
-        ["--file".as_ref(), arch.as_os_str(), "--target-directory".as_ref(), out3.as_os_str()],
+        [
+            "--file".as_ref(),
+            arch.as_os_str(),
+            "--target-directory".as_ref(),
+            out3.as_os_str(),
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(tree(&out3), tree(&out));
@@ -300,7 +388,11 @@ fn usage_and_open_errors() {
     let o = extract(&["--strip-components".as_ref(), "x".as_ref(), "a".as_ref()]);
     assert_eq!(o.status.code(), Some(2));
     let missing = tmp.path().join("none.barecat");
-    let o = extract(&[missing.as_os_str(), "-C".as_ref(), tmp.path().join("o").as_os_str()]);
+    let o = extract(&[
+        missing.as_os_str(),
+        "-C".as_ref(),
+        tmp.path().join("o").as_os_str(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert_clean_error(&o);
     assert!(stderr(&o).contains("none.barecat"));

@@ -248,7 +248,11 @@ fn produce(ctx: &Ctx<'_>, sel: &Selection, queues: Vec<Sender<Vec<Job>>>) -> Res
             continue;
         };
         let start = fi.path.len() - rel.len();
-        let k = if n == 1 { 0 } else { writer_of(split(rel).0, n) };
+        let k = if n == 1 {
+            0
+        } else {
+            writer_of(split(rel).0, n)
+        };
         bytes[k] += fi.size;
         batches[k].push(Job { fi, start });
         if batches[k].len() >= BATCH_ITEMS || bytes[k] >= BATCH_BYTES {

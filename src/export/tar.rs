@@ -1,7 +1,8 @@
 //! A tar writer for exports: POSIX ustar headers, with PAX extended headers
 //! (`path`, `size`, `mtime`, `uid`, `gid`) for the values ustar cannot hold: names
 //! that do not fit its 100 + 155 bytes, sizes of 8 GiB or more, modification times
-//! with a fraction of a second or outside 1970..2242, ids over 2,097,151.
+//! with a fraction of a second or outside 1970..2242 (whole seconds before 1970),
+//! ids over 2,097,151.
 //!
 //! Headers come from the `tar` crate; file bytes go from the shards' memory maps
 //! straight to the output, without an intermediate copy.
@@ -77,7 +78,11 @@ impl<W: Write> TarWriter<W> {
             h.set_gid(meta.gid.into());
         }
         let (secs, frac) = super::split_ns(meta.mtime_ns);
-        if frac != 0 || secs < 0 || secs as u64 > MAX_OCTAL11 {
+        if secs < 0 {
+            // Before 1970: whole seconds. Readers disagree on negative fractions
+            // (GNU tar reads "-1.5" as -1.5 s, libarchive as -0.5 s).
+            pax_record(&mut pax, "mtime", &secs.to_string());
+        } else if frac != 0 || secs as u64 > MAX_OCTAL11 {
             pax_record(&mut pax, "mtime", &pax_time(meta.mtime_ns));
         }
         h.set_mtime(secs.clamp(0, MAX_OCTAL11 as i64) as u64);

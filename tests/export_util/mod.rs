@@ -81,8 +81,11 @@ pub fn common_random(seed: u64, len: usize) -> Vec<u8> {
 /// Triggers and foreign keys are off, so rows go in as they are.
 pub fn raw_index(archive: &Path) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(archive).unwrap();
-    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false)
-        .unwrap();
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER,
+        false,
+    )
+    .unwrap();
     conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
     conn
 }
@@ -109,7 +112,13 @@ pub fn snapshot(root: &Path, skip: &Path) -> BTreeMap<PathBuf, (String, u32, Vec
         }
         let md = fs::symlink_metadata(p).unwrap();
         let (kind, data) = if md.file_type().is_symlink() {
-            ("link", fs::read_link(p).unwrap().into_os_string().into_encoded_bytes())
+            (
+                "link",
+                fs::read_link(p)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            )
         } else if md.is_dir() {
             ("dir", Vec::new())
         } else {
@@ -140,7 +149,12 @@ pub fn tree(root: &Path) -> Vec<String> {
         .into_iter()
         .map(|e| {
             let e = e.unwrap();
-            let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let rel = e
+                .path()
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             if e.file_type().is_dir() {
                 format!("{rel}/")
             } else {
