@@ -237,7 +237,7 @@ fn prepare(
     let content: &[u8] = data.as_deref().unwrap_or(&[]);
     // CRC32C (and CRC-32 for zip) in one pass over the bytes, a chunk at a time so
     // that the second checksum reads from the cache.
-    let mut crc32 = flate2::Crc::new();
+    let mut crc32 = crc32fast::Hasher::new();
     let mut crc32c = 0u32;
     for chunk in content.chunks(256 << 10) {
         crc32c = crc32c::crc32c_append(crc32c, chunk);
@@ -273,7 +273,7 @@ fn prepare(
     Ready::File {
         fi,
         data,
-        crc32: crc32.sum(),
+        crc32: crc32.finalize(),
         deflated,
     }
 }
