@@ -53,7 +53,7 @@ impl Ground {
             "-C".as_ref(),
             self.dest.as_os_str(),
         ];
-        args.extend(extra.iter().map(|s| std::ffi::OsStr::new(s)));
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
         let o = run(bin("barecat-extract"), &args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{err}");

@@ -165,7 +165,7 @@ fn filters_select_files_directories_and_globs() {
     for (i, (ops, want)) in cases.iter().enumerate() {
         let out = tmp.path().join(format!("out{i}"));
         let mut args = vec![arch.as_os_str(), "-C".as_ref(), out.as_os_str()];
-        args.extend(ops.iter().map(|s| std::ffi::OsStr::new(s)));
+        args.extend(ops.iter().map(std::ffi::OsStr::new));
         let o = extract(&args);
         assert!(o.status.success(), "{ops:?}: {}", stderr(&o));
         assert_eq!(tree(&out), *want, "{ops:?}");

@@ -96,10 +96,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("{PROG}: {e}");
     }
     let quiet = args.quiet.quiet;
-    let progress = Progress::new(super::show_progress(quiet), "extracting", None);
-    if !quiet {
-        progress.set_total(selection.totals(&archive)?.1);
-    }
+    let show = super::show_progress(quiet);
+    let total = if show {
+        Some(selection.totals(&archive)?.1)
+    } else {
+        None
+    };
+    let progress = Progress::new(show, "extracting", total);
     let opts = ExtractOptions {
         workers: args.workers.get(),
         strip_components: args.strip_components,

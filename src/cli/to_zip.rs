@@ -109,10 +109,13 @@ pub(super) fn run_export(prog: &str, job: &Job<'_>) -> anyhow::Result<ExitCode> 
     if out.is_terminal() {
         crate::usage!("refusing to write archive data to a terminal (redirect standard output)");
     }
-    let progress = Progress::new(super::show_progress(job.quiet), "exporting", None);
-    if !job.quiet {
-        progress.set_total(selection.totals(&archive)?.1);
-    }
+    let show = super::show_progress(job.quiet);
+    let total = if show {
+        Some(selection.totals(&archive)?.1)
+    } else {
+        None
+    };
+    let progress = Progress::new(show, "exporting", total);
     let opts = ExportOptions {
         format: job.format,
         workers: job.workers,
