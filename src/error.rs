@@ -136,6 +136,11 @@ pub enum Error {
     #[error("interrupted")]
     Interrupted,
 
+    /// Writing to a destination path outside the archive was refused: a symbolic
+    /// link or a non-directory in the way, an existing file, a duplicated member.
+    #[error("{}: {detail}", path.display())]
+    Refused { path: PathBuf, detail: String },
+
     /// An input of a kind this operation cannot take.
     #[error("{}: {detail}", path.display())]
     UnsupportedInput { path: PathBuf, detail: String },
@@ -196,6 +201,7 @@ impl Error {
                 | Error::SourceChanged { .. }
                 | Error::CrcMismatch { .. }
                 | Error::BadExtent { .. }
+                | Error::Refused { .. }
         )
     }
 }

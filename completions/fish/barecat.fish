@@ -1,0 +1,135 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_barecat_global_optspecs
+    string join \n list generate-docs= h/help V/version
+end
+
+function __fish_barecat_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_barecat_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_barecat_using_subcommand
+    set -l cmd (__fish_barecat_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c barecat -n "__fish_barecat_needs_command" -l generate-docs -d 'Write man pages and shell completions below DIR' -r -F
+complete -c barecat -n "__fish_barecat_needs_command" -l list -d 'List the commands'
+complete -c barecat -n "__fish_barecat_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c barecat -n "__fish_barecat_needs_command" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "cat" -d 'Write the content of stored files to standard output'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "ls" -d 'List files and directories in an archive'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "repair" -d 'Rebuild directory statistics and remove what an interrupted writer left behind'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "verify" -d 'Check an archive: checksums, index consistency, shards'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "defrag" -d 'Compact the shards of an archive'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "merge" -d 'Merge archives into one'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "merge-symlink" -d 'Merge archives into one whose shards are links to theirs'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "du" -d 'Show the total size of directories'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-ncdu-json" -d 'Export the directory tree for ncdu'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "index-to-csv" -d 'Dump the file rows of an index as CSV'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "extract" -d 'Extract files and directories from an archive into a directory'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-zip" -d 'Write the contents of an archive as a zip file'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-tar" -d 'Write the contents of an archive as a tar file'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c barecat -n "__fish_barecat_using_subcommand cat" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand cat" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand ls" -s l -l long -d 'Long format: mode, links, owner, group, size, modification time, name'
+complete -c barecat -n "__fish_barecat_using_subcommand ls" -s R -l recursive -d 'List every file below the directories, with full paths'
+complete -c barecat -n "__fish_barecat_using_subcommand ls" -l json -d 'One JSON object per line'
+complete -c barecat -n "__fish_barecat_using_subcommand ls" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand ls" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand repair" -l no-trim -d 'Do not cut trailing bytes that no file refers to'
+complete -c barecat -n "__fish_barecat_using_subcommand repair" -s q -l quiet -d 'Print nothing on success'
+complete -c barecat -n "__fish_barecat_using_subcommand repair" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand repair" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand verify" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand verify" -l quick -d 'Check the index and the shard lengths, and only the checksum of the last file'
+complete -c barecat -n "__fish_barecat_using_subcommand verify" -l json -d 'Print one JSON document instead of text'
+complete -c barecat -n "__fish_barecat_using_subcommand verify" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand verify" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand verify" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l time-limit -l max-seconds -d 'Time budget of --quick, in seconds' -r
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l step-delay-ms -d 'Pause this many milliseconds between steps (for interruption tests)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l crash-after-steps -d 'End abruptly after N steps, as a crash would (for tests)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l quick -d 'Only move files from the end into earlier holes, for a limited time'
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -s n -l dry-run -d 'Report the space that could be freed; change nothing'
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l small-steps -d 'Work in tiny steps (for tests)'
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s o -l output -d 'The output archive' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s f -l force -l overwrite -d 'Replace the output if it exists'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s a -l append -d 'Add to the output if it exists (files already in it win)'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -l symlink -d 'Link the inputs\' shards instead of copying (see barecat-merge-symlink)'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s o -l output -d 'The output archive' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s f -l force -l overwrite -d 'Replace the output if it exists (its old links are removed)'
+complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing'
+complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s d -l max-depth -d 'Only entries at most N levels below PATH' -r
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s a -l all -d 'List files too, not only directories'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s s -l summarize -d 'Only the total of PATH'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s H -l human-readable -d 'Sizes like 1.5K, 20M, 3.1G (-h works too)'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -l json -d 'One JSON object per line: type, path, size (and files, for directories)'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s C -l directory -d 'Extract into DIR (created if missing)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -l strip-components -d 'Remove N leading components from every path; members with nothing left are skipped' -r
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -l overwrite -d 'Replace existing files and symbolic links (never directories)'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s p -l same-permissions -d 'Also restore setuid, setgid and sticky bits'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -l deflate -d 'Compress entries with deflate, at LEVEL 1-9 [default level: 6]; entries that do not shrink are stored' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s f -l force -d 'Replace OUTPUT if it exists'
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l level -d 'Compression level [default: the format\'s own: gzip 6, zstd 3, xz 6, bzip2 9]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s z -l gzip -d 'Compress with gzip'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l zstd -d 'Compress with zstd'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s J -l xz -d 'Compress with xz'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l bzip2 -d 'Compress with bzip2'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s f -l force -d 'Replace OUTPUT if it exists'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "cat" -d 'Write the content of stored files to standard output'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "ls" -d 'List files and directories in an archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "repair" -d 'Rebuild directory statistics and remove what an interrupted writer left behind'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "verify" -d 'Check an archive: checksums, index consistency, shards'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "defrag" -d 'Compact the shards of an archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "merge" -d 'Merge archives into one'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "merge-symlink" -d 'Merge archives into one whose shards are links to theirs'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "du" -d 'Show the total size of directories'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "to-ncdu-json" -d 'Export the directory tree for ncdu'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "index-to-csv" -d 'Dump the file rows of an index as CSV'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "extract" -d 'Extract files and directories from an archive into a directory'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "to-zip" -d 'Write the contents of an archive as a zip file'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "to-tar" -d 'Write the contents of an archive as a tar file'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
