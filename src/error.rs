@@ -135,6 +135,12 @@ pub enum Error {
     /// The operation was interrupted (Ctrl-C).
     #[error("interrupted")]
     Interrupted,
+
+    /// An input being imported cannot be read on: a corrupt or truncated tar or zip,
+    /// or (in strict mode) the first entry that had to be skipped. `path` names the
+    /// input or the entry.
+    #[error("{path}: {detail}")]
+    Input { path: String, detail: String },
 }
 
 fn sqlite_message(e: &rusqlite::Error) -> String {

@@ -30,6 +30,7 @@ pub mod entry;
 pub mod error;
 pub mod glob;
 pub mod index;
+pub mod ingest;
 pub mod layout;
 pub mod listing;
 pub mod path;

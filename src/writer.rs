@@ -693,6 +693,64 @@ impl ArchiveWriter {
         self.finish_file(pf)
     }
 
+    /// Add a file at `to` holding a copy of the content of the file at `from`, which
+    /// may still be in the open batch (a tar hard link to an earlier member). The
+    /// bytes are copied, so the two rows never share an extent. The copy is checked
+    /// against the source's stored CRC32C.
+    pub fn copy_file(&mut self, from: &str, to: &str, meta: Meta) -> Result<FileInfo> {
+        self.check_usable()?;
+        let from = mpath::normalize(from);
+        let src = match self.index.file(&from)? {
+            Some(fi) => fi,
+            None if self.index.is_dir(&from)? => return Err(Error::IsADirectory(from)),
+            None => return Err(Error::NotFound(from)),
+        };
+        // The source's bytes may still sit in the appender's buffer.
+        if let Err(e) = self.shards.flush() {
+            return self.poison(e);
+        }
+        let shard_path = self.layout.shard_path(src.shard);
+        let file = File::open(&shard_path).at(&shard_path)?;
+        let mut pf = self.begin_file(to, meta, src.size)?;
+        let mut buf = vec![0u8; (1 << 20).min(src.size.max(1) as usize)];
+        let mut done = 0u64;
+        while done < src.size {
+            let n = buf.len().min((src.size - done) as usize);
+            let r = std::os::unix::fs::FileExt::read_exact_at(
+                &file,
+                &mut buf[..n],
+                src.offset + done,
+            );
+            if let Err(e) = r {
+                self.abort_file(pf)?;
+                return Err(Error::BadExtent {
+                    member: src.path.clone(),
+                    shard: src.shard as i64,
+                    offset: src.offset as i64,
+                    size: src.size as i64,
+                    detail: format!("cannot read it back from {}: {e}", shard_path.display()),
+                });
+            }
+            if let Err(e) = self.write_chunk(&mut pf, &buf[..n]) {
+                self.abort_file(pf)?;
+                return Err(e);
+            }
+            done += n as u64;
+        }
+        if let Some(expected) = src.crc32c {
+            let actual = pf.crc.value();
+            if actual != expected {
+                self.abort_file(pf)?;
+                return Err(Error::CrcMismatch {
+                    member: src.path,
+                    expected,
+                    actual,
+                });
+            }
+        }
+        self.finish_file(pf)
+    }
+
     /// Add a directory with its metadata. An existing directory gets the metadata
     /// (its counters are kept); missing ancestors are created.
     pub fn add_dir(&mut self, path: &str, meta: Meta) -> Result<()> {

@@ -19,6 +19,10 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 pub mod cat;
 pub mod common;
+pub mod create;
+pub mod from_tar;
+pub mod from_zip;
+pub mod ingest;
 pub mod ls;
 pub mod repair;
 
@@ -79,12 +83,22 @@ pub fn commands() -> &'static [Command] {
         register!("cat", "barecat-cat", false, cat::Args, cat::run),
         register!("ls", "barecat-ls", false, ls::Args, ls::run),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
+        register!("create", "barecat-create", false, create::Args, create::run),
+        register!("from-tar", "barecat-from-tar", false, from_tar::Args, from_tar::run),
+        register!("from-zip", "barecat-from-zip", false, from_zip::Args, from_zip::run),
         register!(
             "extract-single",
             "barecat-extract-single",
             true,
             cat::LegacyArgs,
             cat::run_legacy
+        ),
+        register!(
+            "archive2barecat",
+            "archive2barecat",
+            true,
+            from_tar::LegacyArgs,
+            from_tar::run_legacy
         ),
     ];
     COMMANDS
