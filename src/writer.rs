@@ -546,8 +546,8 @@ impl ArchiveWriter {
     }
 
     fn account(&mut self, fi: &FileInfo) {
-        let parent = mpath::parent(&fi.path).unwrap_or("").to_string();
-        let d = self.delta(&parent);
+        let parent = mpath::parent(&fi.path).unwrap_or("");
+        let d = self.delta(parent);
         d.files += 1;
         d.bytes += fi.size as i64;
         let batch = self.batch.as_mut().expect("batch is open");
@@ -716,11 +716,8 @@ impl ArchiveWriter {
         let mut done = 0u64;
         while done < src.size {
             let n = buf.len().min((src.size - done) as usize);
-            let r = std::os::unix::fs::FileExt::read_exact_at(
-                &file,
-                &mut buf[..n],
-                src.offset + done,
-            );
+            let r =
+                std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf[..n], src.offset + done);
             if let Err(e) = r {
                 self.abort_file(pf)?;
                 return Err(Error::BadExtent {

@@ -149,7 +149,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let mut w = open_output(
         &archive,
-        args.select.writer_options(mode, args.limit.shard_size_limit),
+        args.select
+            .writer_options(mode, args.limit.shard_size_limit),
     )?;
     let quiet = args.quiet.quiet;
     let progress = Progress::new(!quiet, "adding", None);

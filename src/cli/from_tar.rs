@@ -109,7 +109,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     opts.symlinks = args.symlinks.into();
     let mut w = open_output(
         &args.archive,
-        args.select.writer_options(args.mode.mode(), args.limit.shard_size_limit),
+        args.select
+            .writer_options(args.mode.mode(), args.limit.shard_size_limit),
     )?;
     let quiet = args.quiet.quiet;
     let progress = Progress::new(!quiet, "converting", total);

@@ -191,9 +191,7 @@ impl<'a> Reporter<'a> {
 
 /// `1000 files, 48.8M, 12 new directories, 2 shards; skipped: …; 1.2 s (39.7M/s)`.
 pub fn summary_line(s: &Summary, shards: u64) -> String {
-    let plural = |n: u64, one: &str, many: &str| {
-        format!("{n} {}", if n == 1 { one } else { many })
-    };
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut line = format!(
         "{}, {}, {}, {}",
         plural(s.files, "file", "files"),
@@ -202,7 +200,10 @@ pub fn summary_line(s: &Summary, shards: u64) -> String {
         plural(shards, "shard", "shards"),
     );
     if s.hardlinks > 0 {
-        line += &format!(" ({} stored as copies)", plural(s.hardlinks, "hard link", "hard links"));
+        line += &format!(
+            " ({} stored as copies)",
+            plural(s.hardlinks, "hard link", "hard links")
+        );
     }
     let mut skipped = Vec::new();
     if s.problems > 0 {

@@ -84,8 +84,20 @@ pub fn commands() -> &'static [Command] {
         register!("ls", "barecat-ls", false, ls::Args, ls::run),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
         register!("create", "barecat-create", false, create::Args, create::run),
-        register!("from-tar", "barecat-from-tar", false, from_tar::Args, from_tar::run),
-        register!("from-zip", "barecat-from-zip", false, from_zip::Args, from_zip::run),
+        register!(
+            "from-tar",
+            "barecat-from-tar",
+            false,
+            from_tar::Args,
+            from_tar::run
+        ),
+        register!(
+            "from-zip",
+            "barecat-from-zip",
+            false,
+            from_zip::Args,
+            from_zip::run
+        ),
         register!(
             "extract-single",
             "barecat-extract-single",

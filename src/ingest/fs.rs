@@ -16,7 +16,7 @@
 //! reader thread: a read of one byte more than the size seen by the first `fstat`
 //! tells a file that grew; the second `fstat` one that changed otherwise.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::{self, File, Metadata};
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
@@ -24,8 +24,10 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crossbeam_channel::bounded;
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
 use super::{io_reason, Event, IngestOptions, Problem, Summary};
@@ -56,12 +58,58 @@ pub struct FsInput {
     pub base: Option<PathBuf>,
 }
 
+/// A directory open for the walk: its entries are opened relative to it (`openat`),
+/// so the kernel resolves one name per file instead of a whole path.
+pub(crate) struct DirHandle {
+    file: File,
+    fs: PathBuf,
+}
+
+/// Where a file-system object to open is.
+pub(crate) enum Source {
+    /// A path as given (positional file, list entry), resolved from the base.
+    Path(PathBuf),
+    /// A name inside a directory of the walk.
+    At(Arc<DirHandle>, CString),
+}
+
+impl Source {
+    /// The path for messages.
+    fn shown(&self) -> String {
+        match self {
+            Source::Path(p) => lossy(p),
+            Source::At(d, name) => lossy(&d.fs.join(OsStr::from_bytes(name.to_bytes()))),
+        }
+    }
+
+    /// Open for reading, following a symbolic link; `O_NONBLOCK` so that a FIFO that
+    /// slipped through cannot hang the reader.
+    fn open(&self) -> std::io::Result<File> {
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let fd = match self {
+            Source::Path(p) => rfs::open(p.as_path(), flags, Mode::empty()),
+            Source::At(d, name) => rfs::openat(&d.file, name.as_c_str(), flags, Mode::empty()),
+        };
+        fd.map(File::from).map_err(std::io::Error::from)
+    }
+
+    /// Does the name itself exist (a dangling symbolic link does)?
+    fn exists_nofollow(&self) -> bool {
+        match self {
+            Source::Path(p) => fs::symlink_metadata(p).is_ok(),
+            Source::At(d, name) => {
+                rfs::statat(&d.file, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok()
+            }
+        }
+    }
+}
+
 /// What the producer hands to the readers.
 pub(crate) enum Task {
     /// A directory whose metadata is known.
     Dir { path: String, meta: Meta },
     /// A file system object to open; what it is shows after `fstat`.
-    Open { fs: PathBuf, path: String },
+    Open { src: Source, path: String },
     /// Something to pass on as it is (a problem, a notice, a skip).
     Item(Item),
 }
@@ -86,12 +134,11 @@ impl OwnFiles {
     }
 
     /// Is `name`, in a directory with this identity, a part of the archive?
-    fn is_own(&self, dir: (u64, u64), name: &OsStr) -> bool {
+    fn is_own(&self, dir: (u64, u64), name: &[u8]) -> bool {
         if self.dir != Some(dir) || self.name.is_empty() {
             return false;
         }
-        let (n, own) = (name.as_bytes(), self.name.as_bytes());
-        match n.strip_prefix(own) {
+        match name.strip_prefix(self.name.as_bytes()) {
             Some(rest) => {
                 rest.is_empty()
                     || rest.starts_with(b"-shard-")
@@ -114,8 +161,20 @@ impl OwnFiles {
             _ => Path::new("."),
         };
         fs::metadata(parent)
-            .map(|m| self.is_own((m.dev(), m.ino()), name))
+            .map(|m| self.is_own((m.dev(), m.ino()), name.as_bytes()))
             .unwrap_or(false)
+    }
+}
+
+/// Let a deep walk keep one descriptor per directory level.
+fn raise_fd_limit() {
+    // SAFETY: plain getrlimit/setrlimit calls on a local struct.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max.min(1 << 20);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
     }
 }
 
@@ -126,6 +185,7 @@ pub(crate) fn run(
     sink: &mut dyn FnMut(Event),
 ) -> Result<Summary> {
     let own = OwnFiles::new(w);
+    raise_fd_limit();
     // Resuming: a read connection of the producer's own answers "already there?".
     let existing = if opts.skip_existing {
         w.commit()?;
@@ -210,12 +270,12 @@ fn lossy(p: &Path) -> String {
 
 /// A directory being walked.
 struct Frame {
-    fs: PathBuf,
+    dir: Arc<DirHandle>,
     /// Normalized path (before stripping).
     path: String,
     id: (u64, u64),
     meta: Meta,
-    entries: std::vec::IntoIter<(OsString, fs::FileType)>,
+    entries: std::vec::IntoIter<(CString, rfs::FileType)>,
     /// This directory or one above it matched an include pattern.
     selected: bool,
     /// Its Dir task was sent (or needs none).
@@ -311,12 +371,12 @@ impl Producer<'_, '_> {
         self.send(Task::Dir { path: p, meta });
     }
 
-    fn emit_open(&mut self, fs: PathBuf, path: &str) {
+    fn emit_open(&mut self, src: Source, path: &str) {
         let Some(p) = self.stripped(path) else { return };
         if p.is_empty() {
             // "." listed, or a path that normalizes to the root: it is the root dir.
             self.send(Task::Open {
-                fs,
+                src,
                 path: String::new(),
             });
             return;
@@ -326,7 +386,7 @@ impl Producer<'_, '_> {
             return;
         }
         let p = p.to_string();
-        self.send(Task::Open { fs, path: p });
+        self.send(Task::Open { src, path: p });
     }
 
     fn root(&mut self, given: &Path) {
@@ -359,36 +419,62 @@ impl Producer<'_, '_> {
             if !path.is_empty() && !self.opts.filter.selects(&path) {
                 return;
             }
-            self.emit_open(full, &path);
+            self.emit_open(Source::Path(full), &path);
             return;
         }
-        let selected = !self.opts.filter.has_includes() || self.opts.filter.selects(&path);
-        self.walk(full, path, &md, selected);
-    }
-
-    fn read_entries(&mut self, dir: &Path) -> Vec<(OsString, fs::FileType)> {
-        let rd = match fs::read_dir(dir) {
-            Ok(rd) => rd,
+        let dir = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(&full)
+            .and_then(|f| Ok((f.metadata()?, f)));
+        let (md, file) = match dir {
+            Ok(x) => x,
             Err(e) => {
                 self.problem(
-                    lossy(dir),
-                    format!("cannot list directory: {}; its contents are skipped", io_reason(&e)),
+                    lossy(given),
+                    format!("cannot open directory: {}; skipped", io_reason(&e)),
                 );
+                return;
+            }
+        };
+        let selected = !self.opts.filter.has_includes() || self.opts.filter.selects(&path);
+        let handle = Arc::new(DirHandle { file, fs: full });
+        self.walk(handle, path, &md, selected);
+    }
+
+    /// The entries of a directory, sorted by name (bytewise).
+    fn read_entries(&mut self, dir: &DirHandle) -> Vec<(CString, rfs::FileType)> {
+        let fail = |me: &mut Self, e: rustix::io::Errno, what: &str| {
+            let e = std::io::Error::from(e);
+            me.problem(lossy(&dir.fs), format!("{what}: {}", io_reason(&e)));
+        };
+        let mut rd = match rfs::Dir::read_from(&dir.file) {
+            Ok(rd) => rd,
+            Err(e) => {
+                fail(self, e, "cannot list directory; its contents are skipped");
                 return Vec::new();
             }
         };
         let mut out = Vec::new();
-        for e in rd {
-            match e.and_then(|e| Ok((e.file_name(), e.file_type()?))) {
-                Ok(x) => out.push(x),
+        while let Some(e) = rd.read() {
+            let e = match e {
+                Ok(e) => e,
                 Err(e) => {
-                    self.problem(
-                        lossy(dir),
-                        format!("error while listing directory: {}", io_reason(&e)),
-                    );
+                    fail(self, e, "error while listing directory");
                     break;
                 }
+            };
+            let name = e.file_name();
+            if name == c"." || name == c".." {
+                continue;
             }
+            let mut ft = e.file_type();
+            if ft == rfs::FileType::Unknown {
+                ft = rfs::statat(&dir.file, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|st| rfs::FileType::from_raw_mode(st.st_mode))
+                    .unwrap_or(rfs::FileType::Unknown);
+            }
+            out.push((name.to_owned(), ft));
         }
         out.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         out
@@ -397,7 +483,7 @@ impl Producer<'_, '_> {
     fn push_frame(
         &mut self,
         stack: &mut Vec<Frame>,
-        fs: PathBuf,
+        dir: Arc<DirHandle>,
         path: String,
         md: &Metadata,
         selected: bool,
@@ -410,10 +496,10 @@ impl Producer<'_, '_> {
             self.emit_pending(stack);
             self.emit_dir(&path, meta);
         }
-        let entries = self.read_entries(&fs).into_iter();
+        let entries = self.read_entries(&dir).into_iter();
         stack.push(Frame {
             entries,
-            fs,
+            dir,
             path,
             id: (md.dev(), md.ino()),
             meta,
@@ -433,9 +519,17 @@ impl Producer<'_, '_> {
         }
     }
 
-    fn walk(&mut self, fs: PathBuf, path: String, md: &Metadata, selected: bool) {
+    /// Open a subdirectory of the walk (not following a symbolic link).
+    fn open_subdir(parent: &DirHandle, name: &CStr) -> std::io::Result<(Metadata, File)> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rfs::openat(&parent.file, name, flags, Mode::empty())?;
+        let file = File::from(fd);
+        Ok((file.metadata()?, file))
+    }
+
+    fn walk(&mut self, root: Arc<DirHandle>, path: String, md: &Metadata, selected: bool) {
         let mut stack: Vec<Frame> = Vec::new();
-        self.push_frame(&mut stack, fs, path, md, selected);
+        self.push_frame(&mut stack, root, path, md, selected);
         let includes = self.opts.filter.has_includes();
         while let Some(top) = stack.last_mut() {
             if self.stop {
@@ -445,13 +539,14 @@ impl Producer<'_, '_> {
                 stack.pop();
                 continue;
             };
-            let child_fs = top.fs.join(&name);
-            let Some(name_str) = name.to_str() else {
-                self.problem(lossy(&child_fs), "file name is not valid UTF-8; skipped");
+            let Ok(name_str) = name.to_str() else {
+                let shown = lossy(&top.dir.fs.join(OsStr::from_bytes(name.to_bytes())));
+                self.problem(shown, "file name is not valid UTF-8; skipped");
                 continue;
             };
-            if self.own.is_own(top.id, &name) {
-                let msg = format!("{}: is the archive being written; skipped", child_fs.display());
+            if self.own.is_own(top.id, name.to_bytes()) {
+                let shown = top.dir.fs.join(name_str);
+                let msg = format!("{}: is the archive being written; skipped", shown.display());
                 self.send(Task::Item(Item::Notice(msg)));
                 continue;
             }
@@ -460,25 +555,38 @@ impl Producer<'_, '_> {
                 continue;
             }
             let selected = top.selected || (includes && self.opts.filter.includes(&child));
-            if ft.is_dir() {
-                match fs::symlink_metadata(&child_fs) {
-                    Ok(md) if md.is_dir() => {
-                        self.push_frame(&mut stack, child_fs, child, &md, selected)
+            let parent = top.dir.clone();
+            match ft {
+                rfs::FileType::Directory => match Self::open_subdir(&parent, &name) {
+                    Ok((md, file)) => {
+                        let fs = parent.fs.join(name_str);
+                        let handle = Arc::new(DirHandle { file, fs });
+                        self.push_frame(&mut stack, handle, child, &md, selected);
                     }
-                    Ok(_) => self.emit_open(child_fs, &child),
-                    Err(e) => self.problem(
-                        lossy(&child_fs),
-                        format!("{}; skipped", io_reason(&e)),
-                    ),
+                    // Replaced by something else since it was listed: open it as is.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+                        self.emit_open(Source::At(parent, name), &child)
+                    }
+                    Err(e) => {
+                        let shown = lossy(&parent.fs.join(name_str));
+                        self.problem(
+                            shown,
+                            format!("cannot open directory: {}; skipped", io_reason(&e)),
+                        );
+                    }
+                },
+                rfs::FileType::RegularFile | rfs::FileType::Symlink => {
+                    if includes && !selected {
+                        continue;
+                    }
+                    self.emit_pending(&mut stack);
+                    self.emit_open(Source::At(parent, name), &child);
                 }
-            } else if ft.is_file() || ft.is_symlink() {
-                if includes && !selected {
-                    continue;
+                rfs::FileType::Unknown => {
+                    let shown = lossy(&parent.fs.join(name_str));
+                    self.problem(shown, "vanished while the directory was listed; skipped");
                 }
-                self.emit_pending(&mut stack);
-                self.emit_open(child_fs, &child);
-            } else {
-                self.send(Task::Item(Item::Skipped(Skip::Special)));
+                _ => self.send(Task::Item(Item::Skipped(Skip::Special))),
             }
         }
     }
@@ -551,7 +659,7 @@ impl Producer<'_, '_> {
             ))));
             return;
         }
-        self.emit_open(full, &path);
+        self.emit_open(Source::Path(full), &path);
     }
 }
 
@@ -565,30 +673,34 @@ fn load(seq: u64, task: Task, out: &Outlet, threshold: u64) {
         Task::Item(item) => {
             out.send_small(seq, item);
         }
-        Task::Open { fs, path } => load_file(seq, fs, path, out, threshold),
+        Task::Open { src, path } => load_file(seq, src, path, out, threshold),
     }
 }
 
-fn changed(a: &Metadata, b: &Metadata) -> bool {
-    a.len() != b.len() || a.mtime() != b.mtime() || a.mtime_nsec() != b.mtime_nsec()
+fn stat_meta(st: &rfs::Stat) -> Meta {
+    Meta {
+        mode: Some(st.st_mode),
+        uid: Some(st.st_uid),
+        gid: Some(st.st_gid),
+        mtime_ns: Some(
+            st.st_mtime
+                .saturating_mul(1_000_000_000)
+                .saturating_add(st.st_mtime_nsec as i64),
+        ),
+    }
 }
 
-fn open_source(fs: &Path) -> std::io::Result<File> {
-    // O_NONBLOCK: opening a FIFO that slipped through must not hang.
-    fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(fs)
+fn changed(a: &rfs::Stat, b: &rfs::Stat) -> bool {
+    a.st_size != b.st_size || a.st_mtime != b.st_mtime || a.st_mtime_nsec != b.st_mtime_nsec
 }
 
-fn load_file(seq: u64, fs: PathBuf, path: String, out: &Outlet, threshold: u64) {
-    let shown = || lossy(&fs);
-    let problem = |detail: String| Item::Problem(Problem::new(shown(), detail));
-    let file = match open_source(&fs) {
+fn load_file(seq: u64, src: Source, path: String, out: &Outlet, threshold: u64) {
+    let problem = |detail: String| Item::Problem(Problem::new(src.shown(), detail));
+    let file = match src.open() {
         Ok(f) => f,
         Err(e) => {
             let detail = match e.kind() {
-                std::io::ErrorKind::NotFound if fs::symlink_metadata(&fs).is_ok() => {
+                std::io::ErrorKind::NotFound if src.exists_nofollow() => {
                     "dangling symbolic link; skipped".to_string()
                 }
                 std::io::ErrorKind::NotFound => "vanished before it could be read; skipped".into(),
@@ -598,21 +710,28 @@ fn load_file(seq: u64, fs: PathBuf, path: String, out: &Outlet, threshold: u64) 
             return;
         }
     };
-    let md = match file.metadata() {
-        Ok(m) => m,
+    let st = match rfs::fstat(&file) {
+        Ok(st) => st,
         Err(e) => {
-            out.send_small(seq, problem(format!("cannot stat: {}; skipped", io_reason(&e))));
+            let e = std::io::Error::from(e);
+            out.send_small(
+                seq,
+                problem(format!("cannot stat: {}; skipped", io_reason(&e))),
+            );
             return;
         }
     };
-    let meta = Meta::from_fs(&md);
-    if md.is_dir() {
-        out.send_small(seq, Item::Dir { path, meta });
-        return;
-    }
-    if !md.is_file() {
-        out.send_small(seq, Item::Skipped(Skip::Special));
-        return;
+    let meta = stat_meta(&st);
+    match rfs::FileType::from_raw_mode(st.st_mode) {
+        rfs::FileType::Directory => {
+            out.send_small(seq, Item::Dir { path, meta });
+            return;
+        }
+        rfs::FileType::RegularFile => {}
+        _ => {
+            out.send_small(seq, Item::Skipped(Skip::Special));
+            return;
+        }
     }
     if path.is_empty() {
         out.send_small(
@@ -621,9 +740,9 @@ fn load_file(seq: u64, fs: PathBuf, path: String, out: &Outlet, threshold: u64) 
         );
         return;
     }
-    let size = md.len();
+    let size = st.st_size.max(0) as u64;
     if size > threshold {
-        stream_file(seq, file, md, fs, path, meta, out);
+        stream_file(seq, file, st, src.shown(), path, meta, out);
         return;
     }
     let Some(ticket) = out.reserve(seq, size) else {
@@ -634,8 +753,8 @@ fn load_file(seq: u64, fs: PathBuf, path: String, out: &Outlet, threshold: u64) 
             "changed size while being read ({size} bytes expected, {} read); skipped",
             data.len()
         )),
-        Ok(data) => match file.metadata() {
-            Ok(after) if changed(&md, &after) => {
+        Ok(data) => match rfs::fstat(&file) {
+            Ok(after) if changed(&st, &after) => {
                 problem("changed while being read; skipped".to_string())
             }
             Ok(_) => {
@@ -647,7 +766,10 @@ fn load_file(seq: u64, fs: PathBuf, path: String, out: &Outlet, threshold: u64) 
                     crc,
                 }
             }
-            Err(e) => problem(format!("cannot stat: {}; skipped", io_reason(&e))),
+            Err(e) => {
+                let e = std::io::Error::from(e);
+                problem(format!("cannot stat: {}; skipped", io_reason(&e)))
+            }
         },
         Err(e) => problem(format!("read error: {}; skipped", io_reason(&e))),
     };
@@ -688,13 +810,13 @@ fn read_small(file: &File, size: usize) -> std::io::Result<Vec<u8>> {
 fn stream_file(
     seq: u64,
     file: File,
-    md: Metadata,
-    fs: PathBuf,
+    st: rfs::Stat,
+    shown: String,
     path: String,
     meta: Meta,
     out: &Outlet,
 ) {
-    let size = md.len();
+    let size = st.st_size.max(0) as u64;
     let (tx, rx) = bounded::<Chunk>(2);
     let Some(ticket) = out.reserve(seq, 0) else {
         return;
@@ -708,7 +830,6 @@ fn stream_file(
     if !out.send(seq, item, ticket) {
         return;
     }
-    let shown = lossy(&fs);
     let fail = |detail: String| {
         let _ = tx.send(Chunk::Failed(Problem::new(shown.clone(), detail)));
     };
@@ -741,10 +862,12 @@ fn stream_file(
         ));
         return;
     }
-    match file.metadata() {
-        Ok(after) if changed(&md, &after) => fail("changed while being read; skipped".into()),
+    match rfs::fstat(&file) {
+        Ok(after) if changed(&st, &after) => fail("changed while being read; skipped".into()),
         Ok(_) => {}
-        Err(e) => fail(format!("cannot stat: {}; skipped", io_reason(&e))),
+        Err(e) => fail(format!(
+            "cannot stat: {}; skipped",
+            io_reason(&std::io::Error::from(e))
+        )),
     }
 }
-

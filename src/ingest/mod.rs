@@ -239,11 +239,13 @@ pub fn detect_kind(path: &Path) -> Result<ArchiveKind> {
             k => n += k,
         }
     }
-    Ok(if n == 4 && (head == *b"PK\x03\x04" || head == *b"PK\x05\x06") {
-        ArchiveKind::Zip
-    } else {
-        ArchiveKind::Tar
-    })
+    Ok(
+        if n == 4 && (head == *b"PK\x03\x04" || head == *b"PK\x05\x06") {
+            ArchiveKind::Zip
+        } else {
+            ArchiveKind::Tar
+        },
+    )
 }
 
 /// Import a tar or zip file, whichever it is.

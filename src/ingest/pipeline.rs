@@ -23,7 +23,7 @@
 //! When the writer stops early (an error, strict mode), it marks the flow aborted
 //! and drops its receivers: blocked loaders and the producer wake up and return.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -300,15 +300,26 @@ fn consume(
         progress: (0, 0),
         last_progress: start,
     };
-    let mut pending: HashMap<u64, Sent> = HashMap::new();
+    // Items that arrived ahead of their turn; slot i holds item `next + i`.
+    let mut pending: VecDeque<Option<Sent>> = VecDeque::new();
     let mut next = 0u64;
     let result = loop {
-        let sent = match pending.remove(&next) {
-            Some(s) => s,
+        let sent = match pending.front_mut().and_then(Option::take) {
+            Some(s) => {
+                pending.pop_front();
+                s
+            }
             None => match rx.recv() {
-                Ok(s) if s.seq == next => s,
+                Ok(s) if s.seq == next => {
+                    pending.pop_front();
+                    s
+                }
                 Ok(s) => {
-                    pending.insert(s.seq, s);
+                    let i = (s.seq - next) as usize;
+                    if pending.len() <= i {
+                        pending.resize_with(i + 1, || None);
+                    }
+                    pending[i] = Some(s);
                     continue;
                 }
                 Err(_) => break Ok(()),
@@ -329,10 +340,10 @@ fn consume(
     summary.dirs = stats.dirs - before.dirs;
     summary.elapsed = start.elapsed();
     match result {
-        Ok(()) if pending.is_empty() => Ok(summary),
+        Ok(()) if pending.iter().all(Option::is_none) => Ok(summary),
         Ok(()) => Err(Error::InvalidOperation(format!(
             "ingest pipeline lost item {next} ({} items left unwritten)",
-            pending.len()
+            pending.iter().flatten().count()
         ))),
         Err(e) => {
             flow.abort();
@@ -365,12 +376,7 @@ impl Apply<'_> {
     }
 
     /// A writer error about one entry becomes a problem; anything else stops the run.
-    fn writer_error(
-        &mut self,
-        shown: &str,
-        e: Error,
-        sink: &mut dyn FnMut(Event),
-    ) -> Result<()> {
+    fn writer_error(&mut self, shown: &str, e: Error, sink: &mut dyn FnMut(Event)) -> Result<()> {
         if !e.is_per_member() {
             return Err(e);
         }
@@ -381,7 +387,9 @@ impl Apply<'_> {
             }
             Error::NotADirectory(_) => "a parent is a file in the archive; skipped".into(),
             Error::InvalidPath { reason, .. } => format!("{reason}; skipped"),
-            Error::NotFound(p) => format!("hard link to {p:?}, which is not in the archive; skipped"),
+            Error::NotFound(p) => {
+                format!("hard link to {p:?}, which is not in the archive; skipped")
+            }
             other => format!("{other}; skipped"),
         };
         self.problem(Problem::new(shown, detail), sink)
@@ -410,7 +418,12 @@ impl Apply<'_> {
         }
     }
 
-    fn item(&mut self, w: &mut ArchiveWriter, item: Item, sink: &mut dyn FnMut(Event)) -> Result<()> {
+    fn item(
+        &mut self,
+        w: &mut ArchiveWriter,
+        item: Item,
+        sink: &mut dyn FnMut(Event),
+    ) -> Result<()> {
         match item {
             Item::Dir { path, meta } => {
                 if let Err(e) = w.add_dir(&path, meta) {

@@ -61,7 +61,10 @@ pub(crate) fn run(
         let (kind, stream) = match decompress::open(input) {
             Ok(x) => x,
             Err(e) => {
-                out.send_small(0, Item::Fatal(input_error(name, format!("cannot read: {e}"))));
+                out.send_small(
+                    0,
+                    Item::Fatal(input_error(name, format!("cannot read: {e}"))),
+                );
                 return;
             }
         };
@@ -302,9 +305,7 @@ impl Parser<'_, '_> {
                 T::Symlink => Kind::Symlink,
                 T::Char | T::Block | T::Fifo => Kind::Special,
                 T::XGlobalHeader => return self.send(Item::Skipped(Skip::Quiet)),
-                other if other.as_byte() == b'V' => {
-                    return self.send(Item::Skipped(Skip::Quiet))
-                }
+                other if other.as_byte() == b'V' => return self.send(Item::Skipped(Skip::Quiet)),
                 other => {
                     let c = other.as_byte();
                     let detail = if c.is_ascii_graphic() {
@@ -359,8 +360,7 @@ impl Parser<'_, '_> {
                 let target = match target {
                     Some(Ok(t)) if mpath::unsafe_reason(t).is_none() => {
                         let t = mpath::normalize(t);
-                        mpath::strip_components(&t, self.opts.strip_components)
-                            .map(str::to_string)
+                        mpath::strip_components(&t, self.opts.strip_components).map(str::to_string)
                     }
                     Some(Ok(t)) => {
                         return self.problem(
@@ -389,7 +389,10 @@ impl Parser<'_, '_> {
                     ..meta
                 };
                 if path.is_empty() {
-                    return self.problem(&shown, "a file cannot be stored at the archive root; skipped");
+                    return self.problem(
+                        &shown,
+                        "a file cannot be stored at the archive root; skipped",
+                    );
                 }
                 if self.exists(&path, false) {
                     return self.send(Item::Skipped(Skip::Existing));
@@ -450,15 +453,17 @@ impl Parser<'_, '_> {
                 real_size,
                 map_in_data,
             } => {
-                sparse = match SparseReader::new(entry, stored_size, segments, real_size, map_in_data)
-                {
-                    Ok(r) => r,
-                    Err(SparseError::Map(d)) => return self.problem(shown, format!("{d}; skipped")),
-                    Err(SparseError::Io(e)) => {
-                        self.fatal(format!("error inside member {shown:?}: {e}"));
-                        return false;
-                    }
-                };
+                sparse =
+                    match SparseReader::new(entry, stored_size, segments, real_size, map_in_data) {
+                        Ok(r) => r,
+                        Err(SparseError::Map(d)) => {
+                            return self.problem(shown, format!("{d}; skipped"))
+                        }
+                        Err(SparseError::Io(e)) => {
+                            self.fatal(format!("error inside member {shown:?}: {e}"));
+                            return false;
+                        }
+                    };
                 (&mut sparse, real_size)
             }
         };
@@ -558,10 +563,11 @@ fn mtime_ns(pax: &Pax, header: &tar::Header) -> Option<i64> {
             return Some(ns);
         }
     }
-    header
-        .mtime()
-        .ok()
-        .map(|s| i64::try_from(s).unwrap_or(i64::MAX / 1_000_000_000).saturating_mul(1_000_000_000))
+    header.mtime().ok().map(|s| {
+        i64::try_from(s)
+            .unwrap_or(i64::MAX / 1_000_000_000)
+            .saturating_mul(1_000_000_000)
+    })
 }
 
 /// `"1700000000.123456789"` → nanoseconds, without going through a float. Digits
@@ -822,9 +828,18 @@ mod tests {
 
     #[test]
     fn decimal_times_keep_nanoseconds() {
-        assert_eq!(parse_decimal_ns("1700000000.123456789"), Some(1_700_000_000_123_456_789));
-        assert_eq!(parse_decimal_ns("1700000000.5"), Some(1_700_000_000_500_000_000));
-        assert_eq!(parse_decimal_ns("1700000000"), Some(1_700_000_000_000_000_000));
+        assert_eq!(
+            parse_decimal_ns("1700000000.123456789"),
+            Some(1_700_000_000_123_456_789)
+        );
+        assert_eq!(
+            parse_decimal_ns("1700000000.5"),
+            Some(1_700_000_000_500_000_000)
+        );
+        assert_eq!(
+            parse_decimal_ns("1700000000"),
+            Some(1_700_000_000_000_000_000)
+        );
         assert_eq!(parse_decimal_ns("1.0000000019"), Some(1_000_000_001));
         assert_eq!(parse_decimal_ns("-1.5"), Some(-1_500_000_000));
         assert_eq!(parse_decimal_ns("x"), None);

@@ -180,9 +180,8 @@ fn produce(
     existing: Option<&Index>,
     emit: &mut dyn FnMut(Task) -> bool,
 ) {
-    let problem = |shown: &str, detail: String| {
-        Task::Item(Item::Problem(Problem::new(shown, detail)))
-    };
+    let problem =
+        |shown: &str, detail: String| Task::Item(Item::Problem(Problem::new(shown, detail)));
     if archive.has_duplicate_names() {
         let p = Problem::new(
             name,
@@ -226,7 +225,11 @@ fn produce(
             problem(&shown, format!("{reason}; not stored"))
         } else {
             let norm = mpath::normalize(&shown);
-            let what = if entry.is_dir() { What::Dir } else { What::File };
+            let what = if entry.is_dir() {
+                What::Dir
+            } else {
+                What::File
+            };
             let stripped = if norm.is_empty() {
                 (opts.strip_components == 0).then(String::new)
             } else {
@@ -286,11 +289,15 @@ fn load(
     };
     let mut meta = entry_meta(&entry);
     if let What::Dir = what {
-        meta.mode = meta.mode.map(|m| if m & S_IFMT == 0 { m | S_IFDIR } else { m });
+        meta.mode = meta
+            .mode
+            .map(|m| if m & S_IFMT == 0 { m | S_IFDIR } else { m });
         out.send_small(seq, Item::Dir { path, meta });
         return;
     }
-    meta.mode = meta.mode.map(|m| if m & S_IFMT == 0 { m | S_IFREG } else { m });
+    meta.mode = meta
+        .mode
+        .map(|m| if m & S_IFMT == 0 { m | S_IFREG } else { m });
     let size = entry.size();
     if size <= threshold {
         let Some(ticket) = out.reserve(seq, size) else {
@@ -356,7 +363,9 @@ fn load(
     let mut rest = Vec::new();
     match entry.read_to_end(&mut rest) {
         Ok(0) => {}
-        Ok(_) => fail(format!("holds more than the {size} bytes its header says; skipped")),
+        Ok(_) => fail(format!(
+            "holds more than the {size} bytes its header says; skipped"
+        )),
         Err(e) => fail(format!("cannot read: {e}; skipped")),
     }
 }
