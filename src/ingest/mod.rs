@@ -129,8 +129,26 @@ impl Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.detail)
+        write!(f, "{}: {}", printable(&self.path), self.detail)
     }
+}
+
+/// A name with its control characters escaped (`\n`, `\0`, …), so that a message
+/// naming it stays on one line.
+pub fn printable(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.chars().any(char::is_control) {
+        return name.into();
+    }
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// What an import reports while it runs, in input order.

@@ -183,7 +183,7 @@ pub fn sh(dir: &Path, cmd: &str) {
 }
 
 /// Run a Python snippet (system python3) in `dir`; it must succeed.
-pub fn python(dir: &Path, code: &str) {
+pub fn python3(dir: &Path, code: &str) {
     let out = std::process::Command::new("python3")
         .arg("-c")
         .arg(code)
