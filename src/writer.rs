@@ -114,6 +114,21 @@ struct DirCache {
     complete: bool,
 }
 
+/// File content handed to the writer.
+enum Data<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Data<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Data::Borrowed(d) => d,
+            Data::Owned(v) => v,
+        }
+    }
+}
+
 /// What a writer added.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteStats {
@@ -483,16 +498,46 @@ impl ArchiveWriter {
         data: &[u8],
         crc32c: Option<u32>,
     ) -> Result<FileInfo> {
+        self.add_file_data(path, meta, Data::Borrowed(data), crc32c)
+    }
+
+    /// [`add_file`](Self::add_file) for content in a buffer the writer may keep: it
+    /// is written without being copied, then offered for reuse by
+    /// [`take_spent_buffers`](Self::take_spent_buffers).
+    pub fn add_file_owned(
+        &mut self,
+        path: &str,
+        meta: Meta,
+        data: Vec<u8>,
+        crc32c: Option<u32>,
+    ) -> Result<FileInfo> {
+        self.add_file_data(path, meta, Data::Owned(data), crc32c)
+    }
+
+    /// Buffers given to [`add_file_owned`](Self::add_file_owned) whose bytes have
+    /// been handed to the kernel, for the caller to reuse.
+    pub fn take_spent_buffers(&mut self) -> Vec<Vec<u8>> {
+        self.shards.take_spent()
+    }
+
+    fn add_file_data(
+        &mut self,
+        path: &str,
+        meta: Meta,
+        data: Data<'_>,
+        crc32c: Option<u32>,
+    ) -> Result<FileInfo> {
         self.check_usable()?;
         let path = self.file_path(path)?;
         let missing = self.missing_ancestors(&path)?;
         self.begin_batch()?;
-        let size = data.len() as u64;
+        let bytes = data.bytes();
+        let size = bytes.len() as u64;
         let (shard, offset) = match self.shards.place(size) {
             Ok(pos) => pos,
             Err(e) => return self.poison(e),
         };
-        let crc = crc32c.unwrap_or_else(|| crc::crc32c(data));
+        let crc = crc32c.unwrap_or_else(|| crc::crc32c(bytes));
         let fi = FileInfo {
             path,
             shard,
@@ -518,7 +563,11 @@ impl ArchiveWriter {
                 return self.poison(e);
             }
         }
-        if let Err(e) = self.shards.write(data) {
+        let written = match data {
+            Data::Borrowed(d) => self.shards.write(d),
+            Data::Owned(v) => self.shards.write_owned(v),
+        };
+        if let Err(e) = written {
             return self.poison(e);
         }
         self.account(&fi);

@@ -31,7 +31,10 @@ fn tar_tree(root: &Path, long_names: bool) -> BTreeMap<String, Vec<u8>> {
         ("t/sub/deeper/big.bin".into(), pseudo_random(4, 200_000)),
     ];
     if long_names {
-        files.push((format!("t/{LONG_DIR}/{LONG_DIR}/{LONG_NAME}"), b"long".to_vec()));
+        files.push((
+            format!("t/{LONG_DIR}/{LONG_DIR}/{LONG_NAME}"),
+            b"long".to_vec(),
+        ));
     }
     for (p, d) in &files {
         let full = root.join(p);
@@ -120,12 +123,19 @@ fn gnu_tar_formats_and_every_compression() {
         assert_eq!(fi.meta.uid, Some(md.uid()));
         assert_eq!(fi.meta.gid, Some(md.gid()));
         let ns = mtime_ns(&root.join("t/x.txt"));
-        let want_ns = if exact { ns } else { ns / 1_000_000_000 * 1_000_000_000 };
+        let want_ns = if exact {
+            ns
+        } else {
+            ns / 1_000_000_000 * 1_000_000_000
+        };
         assert_eq!(fi.meta.mtime_ns, Some(want_ns), "{format}");
         let Some(Entry::Dir(d)) = a.lookup("t/sub").unwrap() else {
             panic!()
         };
-        assert_eq!(d.meta.mode, Some(fs::metadata(root.join("t/sub")).unwrap().mode()));
+        assert_eq!(
+            d.meta.mode,
+            Some(fs::metadata(root.join("t/sub")).unwrap().mode())
+        );
     }
 }
 
@@ -140,7 +150,8 @@ fn pax_mtimes_keep_nanoseconds_and_sparse_files_keep_their_content() {
         f.set_len(3 << 20).unwrap();
         use std::os::unix::fs::FileExt;
         f.write_all_at(b"data in the middle", 1_000_000).unwrap();
-        f.write_all_at(&pseudo_random(7, 70_000), 2_500_000).unwrap();
+        f.write_all_at(&pseudo_random(7, 70_000), 2_500_000)
+            .unwrap();
     }
     fs::write(root.join("s/plain.txt"), b"plain").unwrap();
     sh(root, "touch -d '2021-03-04 05:06:07.123456789' s/plain.txt");
@@ -158,8 +169,15 @@ fn pax_mtimes_keep_nanoseconds_and_sparse_files_keep_their_content() {
         let o = convert(&tar, &arch, &["--buffer-size", "1M"]);
         assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
         let c = contents(&arch);
-        assert_eq!(c.keys().collect::<Vec<_>>(), ["s/plain.txt", "s/sparse.img"], "{name}");
-        assert!(c["s/sparse.img"] == logical, "{name}: sparse content differs");
+        assert_eq!(
+            c.keys().collect::<Vec<_>>(),
+            ["s/plain.txt", "s/sparse.img"],
+            "{name}"
+        );
+        assert!(
+            c["s/sparse.img"] == logical,
+            "{name}: sparse content differs"
+        );
         if name.starts_with("pax") {
             let a = Archive::open(&arch).unwrap();
             assert_eq!(
@@ -167,7 +185,10 @@ fn pax_mtimes_keep_nanoseconds_and_sparse_files_keep_their_content() {
                 Some(mtime_ns(&root.join("s/plain.txt"))),
                 "{name}: PAX mtime must keep nanoseconds"
             );
-            assert_eq!(mtime_ns(&root.join("s/plain.txt")) % 1_000_000_000, 123_456_789);
+            assert_eq!(
+                mtime_ns(&root.join("s/plain.txt")) % 1_000_000_000,
+                123_456_789
+            );
         }
         check(&arch);
     }
@@ -187,7 +208,10 @@ fn bsdtar_and_python_tarfile_archives() {
         } else {
             root
         };
-        sh(src, &format!("bsdtar --format {format} -cf {} t", tar.display()));
+        sh(
+            src,
+            &format!("bsdtar --format {format} -cf {} t", tar.display()),
+        );
         let arch = root.join(format!("bsd-{format}.barecat"));
         let o = convert(&tar, &arch, &[]);
         assert_eq!(code(&o), 0, "{format}: {}", stderr(&o));
@@ -232,7 +256,10 @@ with tarfile.open("{tar}", "w", format=tarfile.{format}) as t:
         let o = convert(&tar, &arch, &[]);
         assert_eq!(code(&o), 0, "{format}: {}", stderr(&o));
         let err = stderr(&o);
-        assert!(err.contains("1 symbolic link") && err.contains("1 special file"), "{err}");
+        assert!(
+            err.contains("1 symbolic link") && err.contains("1 special file"),
+            "{err}"
+        );
         let c = contents(&arch);
         assert_eq!(c["d/f.txt"], b"content");
         assert_eq!(c["d/link"], b"content");
@@ -331,7 +358,11 @@ fn symlink_policy_strip_components_append_and_existing_outputs() {
     let arch = root.join("s.barecat");
     let o = convert(&root.join("one.tar"), &arch, &["--symlinks", "error"]);
     assert_eq!(code(&o), 1);
-    assert!(stderr(&o).contains("t/symlink: symbolic link to \"x.txt\""), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("t/symlink: symbolic link to \"x.txt\""),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(contents(&arch), want);
     // An existing output is refused and left alone.
     let before = shard_bytes(&arch);
@@ -373,10 +404,16 @@ fn tar_streams_from_stdin() {
 /// GNU tar output of a few files, with the offsets where each member starts.
 fn damaged_fixture(root: &Path) -> (Vec<u8>, Vec<(String, u64, u64)>) {
     for i in 0..6u64 {
-        write_tree(root, &[(&format!("m/f{i}"), &pseudo_random(i, 10_000 + i as usize))]);
+        write_tree(
+            root,
+            &[(&format!("m/f{i}"), &pseudo_random(i, 10_000 + i as usize))],
+        );
     }
     write_tree(root, &[("m/f9_big", &pseudo_random(9, 3 << 20))]);
-    sh(root, "tar -H gnu -cf good.tar m/f0 m/f1 m/f2 m/f3 m/f4 m/f5 m/f9_big");
+    sh(
+        root,
+        "tar -H gnu -cf good.tar m/f0 m/f1 m/f2 m/f3 m/f4 m/f5 m/f9_big",
+    );
     let out = std::process::Command::new("python3")
         .arg("-c")
         .arg(
@@ -390,7 +427,11 @@ fn damaged_fixture(root: &Path) -> (Vec<u8>, Vec<(String, u64, u64)>) {
         .lines()
         .map(|l| {
             let v: Vec<&str> = l.split(' ').collect();
-            (v[0].to_string(), v[1].parse().unwrap(), v[2].parse().unwrap())
+            (
+                v[0].to_string(),
+                v[1].parse().unwrap(),
+                v[2].parse().unwrap(),
+            )
         })
         .collect();
     (fs::read(root.join("good.tar")).unwrap(), members)
@@ -407,11 +448,31 @@ fn truncated_and_corrupt_tars_stop_with_an_error_keeping_what_came_before() {
     let gz = compress("gz", &good);
     let cases: Vec<(&str, Vec<u8>, &str, usize)> = vec![
         // (name, bytes, expected message, files kept)
-        ("mid-data", good[..offset("m/f3").2 as usize + 100].to_vec(), "input ends inside member \"m/f3\"", 3),
-        ("mid-header", good[..offset("m/f4").1 as usize + 200].to_vec(), "corrupt or truncated", 4),
-        ("at-boundary", good[..offset("m/f5").1 as usize].to_vec(), "without an end-of-archive marker", 5),
+        (
+            "mid-data",
+            good[..offset("m/f3").2 as usize + 100].to_vec(),
+            "input ends inside member \"m/f3\"",
+            3,
+        ),
+        (
+            "mid-header",
+            good[..offset("m/f4").1 as usize + 200].to_vec(),
+            "corrupt or truncated",
+            4,
+        ),
+        (
+            "at-boundary",
+            good[..offset("m/f5").1 as usize].to_vec(),
+            "without an end-of-archive marker",
+            5,
+        ),
         ("bad-checksum", corrupt_header, "checksum mismatch", 3),
-        ("big-member", good[..offset("m/f9_big").2 as usize + (2 << 20)].to_vec(), "input ends", 6),
+        (
+            "big-member",
+            good[..offset("m/f9_big").2 as usize + (2 << 20)].to_vec(),
+            "input ends",
+            6,
+        ),
         ("gzip-cut", gz[..gz.len() * 2 / 3].to_vec(), "deflate", 0),
     ];
     for (name, bytes, msg, kept) in cases {
@@ -461,15 +522,30 @@ fn legacy_archive2barecat_appends_unless_overwrite() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let o = run(
         &a2b,
-        [root.join("q.zip").as_os_str(), arch.as_os_str(), "--shard-size-limit".as_ref(), "1M".as_ref()],
+        [
+            root.join("q.zip").as_os_str(),
+            arch.as_os_str(),
+            "--shard-size-limit".as_ref(),
+            "1M".as_ref(),
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_eq!(contents(&arch).keys().collect::<Vec<_>>(), ["p/a.txt", "q/b.txt"]);
-    assert_eq!(Archive::open(&arch).unwrap().shard_size_limit().unwrap(), 1 << 20);
+    assert_eq!(
+        contents(&arch).keys().collect::<Vec<_>>(),
+        ["p/a.txt", "q/b.txt"]
+    );
+    assert_eq!(
+        Archive::open(&arch).unwrap().shard_size_limit().unwrap(),
+        1 << 20
+    );
     check(&arch);
     let o = run(
         &a2b,
-        [root.join("q.zip").as_os_str(), arch.as_os_str(), "--overwrite".as_ref()],
+        [
+            root.join("q.zip").as_os_str(),
+            arch.as_os_str(),
+            "--overwrite".as_ref(),
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(contents(&arch).keys().collect::<Vec<_>>(), ["q/b.txt"]);

@@ -64,7 +64,11 @@ fn every_compression_method_info_zip_and_python() {
     let root = dir.path();
     let want = zip_tree(root);
     let mut inputs = Vec::new();
-    for (name, flags) in [("izip-store", "-0"), ("izip-deflate", "-9"), ("izip-bzip2", "-Z bzip2")] {
+    for (name, flags) in [
+        ("izip-store", "-0"),
+        ("izip-deflate", "-9"),
+        ("izip-bzip2", "-Z bzip2"),
+    ] {
         let out = root.join(format!("{name}.zip"));
         sh(root, &format!("zip -qr {flags} {} z", out.display()));
         inputs.push(out);
@@ -79,7 +83,11 @@ fn every_compression_method_info_zip_and_python() {
         let o = convert(input, &arch, &[]);
         assert_eq!(code(&o), 0, "{}: {}", input.display(), stderr(&o));
         assert_eq!(contents(&arch), want, "{}", input.display());
-        assert!(dir_paths(&arch).contains("z/empty_dir"), "{}", input.display());
+        assert!(
+            dir_paths(&arch).contains("z/empty_dir"),
+            "{}",
+            input.display()
+        );
         check(&arch);
     }
 }
@@ -89,7 +97,11 @@ fn unix_modes_owners_and_times() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     zip_tree(root);
-    fs::set_permissions(root.join("z/text.txt"), std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    fs::set_permissions(
+        root.join("z/text.txt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o640),
+    )
+    .unwrap();
     // Info-ZIP stores the unix mode, the owner ("ux") and a UTC time ("UT").
     sh(root, "zip -qr iz.zip z");
     let arch = root.join("iz.barecat");
@@ -104,7 +116,10 @@ fn unix_modes_owners_and_times() {
     let Some(Entry::Dir(d)) = a.lookup("z/sub").unwrap() else {
         panic!()
     };
-    assert_eq!(d.meta.mode, Some(fs::metadata(root.join("z/sub")).unwrap().mode()));
+    assert_eq!(
+        d.meta.mode,
+        Some(fs::metadata(root.join("z/sub")).unwrap().mode())
+    );
     drop(a);
 
     // Python writes only the DOS time: read in the local time zone (TZ).
@@ -130,7 +145,11 @@ with zipfile.ZipFile("dos.zip", "w") as z:
         let fi = a.file_info("f.txt").unwrap();
         // 2020-01-02 03:04:06 UTC
         let utc = 1_577_934_246i64;
-        assert_eq!(fi.meta.mtime_ns, Some((utc - offset_h * 3600) * 1_000_000_000), "{tz}");
+        assert_eq!(
+            fi.meta.mtime_ns,
+            Some((utc - offset_h * 3600) * 1_000_000_000),
+            "{tz}"
+        );
         // zipfile.writestr gives entries 0o600, without type bits: S_IFREG is added.
         assert_eq!(fi.meta.mode, Some(0o100600));
         check(&arch);
@@ -143,19 +162,34 @@ fn symlinks_encrypted_and_hostile_entries() {
     let root = dir.path();
     let want = zip_tree(root);
     symlink("text.txt", root.join("z/link")).unwrap();
-    sh(root, "zip -qry links.zip z && zip -qr -P secret enc.zip z/text.txt");
+    sh(
+        root,
+        "zip -qry links.zip z && zip -qr -P secret enc.zip z/text.txt",
+    );
     let arch = root.join("links.barecat");
     let o = convert(&root.join("links.zip"), &arch, &[]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stderr(&o).contains("1 symbolic link"), "{}", stderr(&o));
     assert_eq!(contents(&arch), want);
     check(&arch);
-    let o = convert(&root.join("links.zip"), &root.join("le.barecat"), &["--symlinks", "error"]);
+    let o = convert(
+        &root.join("links.zip"),
+        &root.join("le.barecat"),
+        &["--symlinks", "error"],
+    );
     assert_eq!(code(&o), 1);
-    assert!(stderr(&o).contains("z/link: symbolic link"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("z/link: symbolic link"),
+        "{}",
+        stderr(&o)
+    );
     let o = convert(&root.join("enc.zip"), &root.join("enc.barecat"), &[]);
     assert_eq!(code(&o), 1);
-    assert!(stderr(&o).contains("z/text.txt: encrypted"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("z/text.txt: encrypted"),
+        "{}",
+        stderr(&o)
+    );
 
     python3(
         root,
@@ -215,7 +249,11 @@ fn damaged_zips() {
     let arch = root.join("crc.barecat");
     let o = convert(&root.join("crc.zip"), &arch, &[]);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
-    assert!(stderr(&o).contains("z/sub/deeper/r.bin: cannot read"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("z/sub/deeper/r.bin: cannot read"),
+        "{}",
+        stderr(&o)
+    );
     let mut w2 = want.clone();
     w2.remove("z/sub/deeper/r.bin");
     assert_eq!(contents(&arch), w2);
@@ -232,7 +270,10 @@ fn output_is_identical_whatever_the_number_of_threads() {
             1 => 150_000,
             _ => (i * 131 % 7000) as usize,
         };
-        write_tree(root, &[(&format!("z/d{}/f{i:03}", i % 4), &pseudo_random(i, size))]);
+        write_tree(
+            root,
+            &[(&format!("z/d{}/f{i:03}", i % 4), &pseudo_random(i, size))],
+        );
     }
     python_zip(root, &root.join("many.zip"), "ZIP_DEFLATED");
     let mut outs = Vec::new();
@@ -252,4 +293,42 @@ fn output_is_identical_whatever_the_number_of_threads() {
     }
     assert!(outs[0].0 == outs[1].0, "shards differ");
     assert_eq!(outs[0].1, outs[1].1);
+}
+
+#[test]
+fn zstd_and_xz_entries_written_by_the_zip_crate() {
+    use std::io::Write;
+    use zip::write::SimpleFileOptions;
+    use zip::CompressionMethod;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let input = root.join("methods.zip");
+    let mut want = BTreeMap::new();
+    {
+        let mut z = zip::ZipWriter::new(fs::File::create(&input).unwrap());
+        for (i, method) in [
+            CompressionMethod::Zstd,
+            CompressionMethod::Xz,
+            CompressionMethod::Stored,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let name = format!("m/{method:?}.bin");
+            let mut data = pseudo_random(i as u64, 20_000);
+            data.extend(b"repetitive ".repeat(2000));
+            let opts = SimpleFileOptions::default()
+                .compression_method(method)
+                .unix_permissions(0o644);
+            z.start_file(name.as_str(), opts).unwrap();
+            z.write_all(&data).unwrap();
+            want.insert(name, data);
+        }
+        z.finish().unwrap();
+    }
+    let arch = root.join("methods.barecat");
+    let o = convert(&input, &arch, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(contents(&arch), want);
+    check(&arch);
 }

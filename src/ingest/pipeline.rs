@@ -203,6 +203,17 @@ impl Outlet<'_> {
     }
 }
 
+/// Start a named scoped thread (names show in `top -H` and profilers).
+pub(crate) fn spawn<'scope, 'env, F>(s: &'scope std::thread::Scope<'scope, 'env>, name: &str, f: F)
+where
+    F: FnOnce() + Send + 'scope,
+{
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn_scoped(s, f)
+        .expect("cannot start a thread");
+}
+
 /// Run a parallel pipeline: `produce` enumerates tasks on a thread of its own,
 /// calling its argument for each one (which returns false when the run is over);
 /// `workers` loaders, each made by `make_loader`, turn every task into exactly one
@@ -226,7 +237,7 @@ where
         let (task_tx, task_rx) = bounded::<(u64, T)>(1024);
         let (item_tx, item_rx) = unbounded::<Sent>();
         let flow = &flow;
-        s.spawn(move || {
+        spawn(s, "bc-producer", move || {
             let mut seq = 0u64;
             let mut emit = |task: T| -> bool {
                 if flow.aborted() {
@@ -245,7 +256,7 @@ where
                 flow,
             };
             let make_loader = &make_loader;
-            s.spawn(move || {
+            spawn(s, "bc-reader", move || {
                 let mut load = make_loader();
                 while let Ok((seq, task)) = task_rx.recv() {
                     if outlet.aborted() {
@@ -276,7 +287,7 @@ where
     std::thread::scope(|s| {
         let (item_tx, item_rx) = unbounded::<Sent>();
         let flow = &flow;
-        s.spawn(move || {
+        spawn(s, "bc-producer", move || {
             let outlet = Outlet { tx: item_tx, flow };
             produce(&outlet);
         });
@@ -435,10 +446,13 @@ impl Apply<'_> {
                 meta,
                 data,
                 crc,
-            } => match w.add_file(&path, meta, &data, Some(crc)) {
-                Ok(_) => self.added(data.len() as u64, sink),
-                Err(e) => return self.writer_error(&path, e, sink),
-            },
+            } => {
+                let size = data.len() as u64;
+                match w.add_file_owned(&path, meta, data, Some(crc)) {
+                    Ok(_) => self.added(size, sink),
+                    Err(e) => return self.writer_error(&path, e, sink),
+                }
+            }
             Item::Stream {
                 path,
                 meta,

@@ -83,7 +83,7 @@ pub(crate) fn run(
             // parsing, checksumming and writing.
             std::thread::scope(|s| {
                 let (tx, rx) = bounded::<io::Result<Vec<u8>>>(4);
-                s.spawn(move || pump(stream, tx));
+                pipeline::spawn(s, "bc-decompress", move || pump(stream, tx));
                 p.parse(ChannelReader::new(rx), kind);
             });
         }
