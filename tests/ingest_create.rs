@@ -505,7 +505,7 @@ fn unreadable_files_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write_tree(root, &[("u/secret", b"s"), ("u/open", b"o")]);
-    fs::set_permissions(root.join("u/secret"), fs::Permissions::from_mode(0)).unwrap();
+    fs::set_permissions(root.join("u/secret"), fs::Permissions::from_mode(0o000)).unwrap();
     let arch = root.join("u.barecat");
     let o = run(
         create(),
