@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clap::Parser;
 
 use super::common::{Quiet, ShardLimit, Workers};
-use super::ingest::{conclude, open_output, ModeArgs, Reporter, SelectArgs};
+use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs};
 use crate::ingest::{self, FsInput, ListInput};
 use crate::progress::Progress;
 use crate::usage;
@@ -48,7 +48,12 @@ Exit status: 0 all added, 1 some entries skipped or an error, 2 usage error.";
 
 /// Create an archive from files and directories, or from a list of paths on stdin.
 #[derive(Debug, Parser)]
-#[command(name = "barecat-create", version, after_help = EXAMPLES)]
+#[command(
+    name = "barecat-create",
+    version,
+    after_help = EXAMPLES,
+    override_usage = "barecat-create [OPTIONS] ARCHIVE [PATH]...\n       find DIR | barecat-create [OPTIONS] ARCHIVE"
+)]
 pub struct Args {
     /// The archive to create (its index file; shards are ARCHIVE-shard-NNNNN)
     #[arg(required_unless_present = "file", value_name = "ARCHIVE")]
@@ -156,7 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(!quiet, "adding", None);
     let mut reporter = Reporter::new(PROG, quiet, &progress);
     if resume {
-        let trimmed = w.trim_garbage()?;
+        let trimmed = w.trim_garbage().map_err(plain)?;
         if trimmed > 0 {
             reporter.event(ingest::Event::Notice(&format!(
                 "resuming: removed {} left behind by the interrupted run",

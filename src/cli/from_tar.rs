@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::common::{Quiet, ShardLimit};
-use super::ingest::{conclude, open_output, ModeArgs, Reporter, SelectArgs, Symlinks};
+use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs, Symlinks};
 use crate::ingest::{self, ArchiveKind};
 use crate::progress::Progress;
 use crate::writer::CreateMode;
@@ -122,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut reporter = Reporter::new(PROG, quiet, &progress);
     reporter.position = Some(&position);
     if args.mode.resume {
-        w.trim_garbage()?;
+        w.trim_garbage().map_err(plain)?;
     }
     let input = Counting {
         inner: reader,
@@ -140,9 +140,9 @@ pub fn run_legacy(args: LegacyArgs) -> anyhow::Result<ExitCode> {
         CreateMode::AppendOrCreate
     };
     let opts = ingest::IngestOptions::default();
-    let kind = ingest::detect_kind(&args.archive_file)?;
+    let kind = ingest::detect_kind(&args.archive_file).map_err(plain)?;
     let zip = match kind {
-        ArchiveKind::Zip => Some(ingest::ZipSource::open(&args.archive_file)?),
+        ArchiveKind::Zip => Some(ingest::ZipSource::open(&args.archive_file).map_err(plain)?),
         ArchiveKind::Tar => None,
     };
     let mut w = open_output(

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::{Quiet, ShardLimit, Workers};
-use super::ingest::{conclude, open_output, ModeArgs, Reporter, SelectArgs, Symlinks};
+use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs, Symlinks};
 use crate::ingest;
 use crate::progress::Progress;
 
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-from-zip";
     let mut opts = args.select.options(args.workers.get(), args.mode.resume)?;
     opts.symlinks = args.symlinks.into();
-    let src = ingest::ZipSource::open(&args.input)?;
+    let src = ingest::ZipSource::open(&args.input).map_err(plain)?;
     let mut w = open_output(
         &args.archive,
         args.select
@@ -65,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(!quiet, "converting", None);
     let mut reporter = Reporter::new(PROG, quiet, &progress);
     if args.mode.resume {
-        w.trim_garbage()?;
+        w.trim_garbage().map_err(plain)?;
     }
     let result = ingest::import_zip_source(&mut w, &src, &opts, &mut |e| reporter.event(e));
     conclude(w, result, &reporter, args.mode.mode())

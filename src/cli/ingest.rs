@@ -58,8 +58,8 @@ pub struct SelectArgs {
     /// Stop at the first entry that cannot be added, instead of skipping it
     #[arg(long)]
     pub strict: bool,
-    /// Memory for file contents in flight between readers and the writer (files
-    /// above a quarter of it are streamed)
+    /// Memory for file contents in flight between readers and the writer; files
+    /// above a quarter of it are streamed [default: 16M]
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg,
           default_value_t = DEFAULT_BUFFER_SIZE, hide_default_value = true)]
     pub buffer_size: u64,
@@ -87,7 +87,7 @@ impl SelectArgs {
             strict: self.strict,
             skip_existing: resume,
             symlinks: SymlinkPolicy::Skip,
-            filter: Filter::new(&self.include, &self.exclude)?,
+            filter: Filter::new(&self.include, &self.exclude).map_err(plain)?,
         })
     }
 
@@ -113,6 +113,12 @@ impl From<Symlinks> for SymlinkPolicy {
     }
 }
 
+/// A library error as a one-line message (its text already names the path and the
+/// cause; the error chain would repeat the cause).
+pub fn plain(e: Error) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
 /// Open the output archive, with a helpful message when it exists already.
 pub fn open_output(path: &Path, opts: WriterOptions) -> anyhow::Result<ArchiveWriter> {
     match ArchiveWriter::open(path, opts) {
@@ -122,7 +128,7 @@ pub fn open_output(path: &Path, opts: WriterOptions) -> anyhow::Result<ArchiveWr
              --resume to finish an interrupted run)",
             p.display()
         )),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(anyhow::anyhow!("{e}")),
     }
 }
 
@@ -251,11 +257,13 @@ pub fn conclude(
     }
     match result {
         Ok(summary) => {
-            finished?;
+            finished.map_err(|e| anyhow::anyhow!("{e}"))?;
             Ok(reporter.finish(&summary, shards))
         }
         Err(e) => {
             reporter.progress.finish();
+            // The library's messages already name the path and the cause: print them
+            // as they are (one line), without repeating the underlying error.
             let n = stats_before_finish.files;
             if finished.is_ok() && n > 0 {
                 return Err(anyhow::anyhow!(
@@ -263,7 +271,7 @@ pub fn conclude(
                     if n == 1 { "file" } else { "files" }
                 ));
             }
-            Err(e.into())
+            Err(anyhow::anyhow!("{e}"))
         }
     }
 }

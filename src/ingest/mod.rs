@@ -55,7 +55,7 @@ pub enum SymlinkPolicy {
 }
 
 /// Default byte budget of the data in flight between the readers and the writer.
-pub const DEFAULT_BUFFER_SIZE: u64 = 32 << 20;
+pub const DEFAULT_BUFFER_SIZE: u64 = 16 << 20;
 
 /// Options shared by every source.
 #[derive(Debug, Clone)]
