@@ -51,7 +51,7 @@ targets = [
 if not a.no_python:
     targets.insert(0, ("at least 5x faster than Python barecat convert", OURS,
                        "python barecat convert", 5.0, "ge_speedup"))
-res = run(f"from-tar-{t.name}", cases, rounds=a.rounds)
+res = run(f"from-tar-{a.set}-{a.scale:g}", cases, rounds=a.rounds)
 report(res, reference=OURS, targets=targets,
        extra=f"Input: GNU tar of `{t.name}` ({tar.stat().st_size / 2**20:.0f} MiB, "
              f"{(t / '.complete').read_text().strip()} files).")
