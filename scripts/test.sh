@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv="${BARECAT_VENV:-$PWD/.venv}"
+venv="$(realpath -m "${BARECAT_VENV:-$PWD/.venv}")"
 if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("barecat") != "0.3.1")' 2>/dev/null; then
     echo "setting up $venv with barecat==0.3.1 from PyPI" >&2
     python3 -m venv "$venv"

@@ -136,6 +136,11 @@ pub enum Error {
     #[error("interrupted")]
     Interrupted,
 
+    /// Writing to a destination path outside the archive was refused: a symbolic
+    /// link or a non-directory in the way, an existing file, a duplicated member.
+    #[error("{}: {detail}", path.display())]
+    Refused { path: PathBuf, detail: String },
+
     /// An input being imported cannot be read on: a corrupt or truncated tar or zip,
     /// or (in strict mode) the first entry that had to be skipped. `path` names the
     /// input or the entry.
@@ -186,6 +191,7 @@ impl Error {
                 | Error::SourceChanged { .. }
                 | Error::CrcMismatch { .. }
                 | Error::BadExtent { .. }
+                | Error::Refused { .. }
         )
     }
 }

@@ -28,6 +28,7 @@ pub mod cli;
 pub mod crc;
 pub mod entry;
 pub mod error;
+pub mod export;
 pub mod glob;
 pub mod index;
 pub mod ingest;

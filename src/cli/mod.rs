@@ -20,11 +20,16 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 pub mod cat;
 pub mod common;
 pub mod create;
+pub mod docs;
+pub mod extract;
 pub mod from_tar;
 pub mod from_zip;
 pub mod ingest;
 pub mod ls;
 pub mod repair;
+pub mod to_archive;
+pub mod to_tar;
+pub mod to_zip;
 
 /// Exit status for "done, but something failed along the way".
 pub const FAILURE: u8 = 1;
@@ -99,11 +104,27 @@ pub fn commands() -> &'static [Command] {
             from_zip::run
         ),
         register!(
+            "extract",
+            "barecat-extract",
+            false,
+            extract::Args,
+            extract::run
+        ),
+        register!("to-zip", "barecat-to-zip", false, to_zip::Args, to_zip::run),
+        register!("to-tar", "barecat-to-tar", false, to_tar::Args, to_tar::run),
+        register!(
             "extract-single",
             "barecat-extract-single",
             true,
             cat::LegacyArgs,
             cat::run_legacy
+        ),
+        register!(
+            "barecat2archive",
+            "barecat2archive",
+            true,
+            to_archive::Args,
+            to_archive::run
         ),
         register!(
             "archive2barecat",
@@ -214,8 +235,20 @@ pub fn barecat_command() -> clap::Command {
                 .action(clap::ArgAction::SetTrue)
                 .help("List the commands"),
         )
+        .arg(
+            clap::Arg::new("generate-docs")
+                .long("generate-docs")
+                .value_name("DIR")
+                .value_parser(clap::value_parser!(std::path::PathBuf))
+                .hide(true)
+                .help("Write man pages and shell completions below DIR"),
+        )
         .after_help(
-            "Exit status: 0 success, 1 failure (some entries failed or problems found), \
+            "Examples:\n  \
+             barecat --list                          # every command\n  \
+             barecat ls -l data.barecat train        # the same as barecat-ls -l …\n  \
+             barecat cat data.barecat train/a.jpg > a.jpg\n\n\
+             Exit status: 0 success, 1 failure (some entries failed or problems found), \
              2 usage error.",
         );
     for c in commands().iter().filter(|c| !c.legacy) {
@@ -253,6 +286,18 @@ pub fn main_multicall() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { USAGE } else { 0 });
         }
     };
+    if let Some(dir) = matches.get_one::<std::path::PathBuf>("generate-docs") {
+        return match docs::generate_docs(dir) {
+            Ok(files) => {
+                println!("{} files written below {}", files.len(), dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => report(
+                &prog,
+                anyhow::Error::new(e).context(dir.display().to_string()),
+            ),
+        };
+    }
     if matches.get_flag("list") {
         for c in commands().iter().filter(|c| !c.legacy) {
             let about = (c.command)()

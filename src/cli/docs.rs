@@ -1,0 +1,143 @@
+//! Man pages and shell completions, generated from the clap definitions.
+//!
+//! `barecat --generate-docs DIR` writes `DIR/man/*.1` (barecat(1) and one page per
+//! command) and `DIR/completions/` (bash, zsh and fish, for `barecat` and for every
+//! `barecat-<command>` program). The committed copies at the repository root are
+//! regenerated with `scripts/gen-docs.sh`; a test fails when they are out of date.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use clap_complete::Shell;
+
+use super::{barecat_command, commands};
+
+/// The exit-status paragraph every page carries.
+const EXIT_STATUS: &str = "0 on success; 1 when something failed (for commands that work \
+through many entries: the work went on, the failures were reported one line each, and \
+the exit status is 1 at the end); 2 for a usage error (unknown option, missing argument, \
+invalid combination).";
+
+fn roff_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let line = line.replace('\\', "\\e");
+        // A line starting with '.' or '\'' would be a roff request.
+        if line.starts_with('.') || line.starts_with('\'') {
+            out.push_str("\\&");
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Render one man page. The `after_help` text of the command (its examples) becomes
+/// an EXAMPLES section, followed by EXIT STATUS and SEE ALSO.
+pub fn man_page(cmd: clap::Command, see_also: &[String]) -> io::Result<Vec<u8>> {
+    let mut cmd = cmd.disable_help_subcommand(true);
+    cmd.build();
+    let extra = cmd.get_after_help().map(|s| s.to_string());
+    let cmd = cmd.after_help(None::<&str>).after_long_help(None::<&str>);
+    let man = clap_mangen::Man::new(cmd.clone())
+        .date("")
+        .manual("barecat manual")
+        .source(format!("barecat {}", env!("CARGO_PKG_VERSION")));
+    let mut out = Vec::new();
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut out)?;
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(&mut out)?;
+    }
+    if let Some(extra) = extra {
+        let text = extra.strip_prefix("Examples:\n").unwrap_or(&extra);
+        out.extend_from_slice(b".SH EXAMPLES\n.nf\n");
+        out.extend_from_slice(roff_escape(text).as_bytes());
+        out.extend_from_slice(b".fi\n");
+    }
+    out.extend_from_slice(b".SH \"EXIT STATUS\"\n");
+    out.extend_from_slice(roff_escape(EXIT_STATUS).as_bytes());
+    if !see_also.is_empty() {
+        out.extend_from_slice(b".SH \"SEE ALSO\"\n");
+        let refs: Vec<String> = see_also
+            .iter()
+            .map(|s| format!("\\fB{}\\fR(1)", roff_escape(s).trim_end()))
+            .collect();
+        out.extend_from_slice(refs.join(", ").as_bytes());
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+/// Every file of the generated documentation: (path relative to the output
+/// directory, content).
+pub fn generated_files() -> io::Result<Vec<(PathBuf, Vec<u8>)>> {
+    let listed: Vec<_> = commands().iter().filter(|c| !c.legacy).collect();
+    let mut files = Vec::new();
+    let all_pages: Vec<String> = listed.iter().map(|c| c.binary.to_string()).collect();
+    files.push((
+        PathBuf::from("man/barecat.1"),
+        man_page(barecat_command(), &all_pages)?,
+    ));
+    for c in &listed {
+        let cmd = (c.command)().name(c.binary).bin_name(c.binary);
+        files.push((
+            PathBuf::from(format!("man/{}.1", c.binary)),
+            man_page(cmd, &["barecat".to_string()])?,
+        ));
+    }
+    let mut programs: Vec<(String, clap::Command)> = vec![("barecat".into(), barecat_command())];
+    programs.extend(
+        listed
+            .iter()
+            .map(|c| (c.binary.to_string(), (c.command)().name(c.binary))),
+    );
+    for (name, cmd) in programs {
+        for (shell, file) in [
+            (Shell::Bash, format!("completions/bash/{name}")),
+            (Shell::Zsh, format!("completions/zsh/_{name}")),
+            (Shell::Fish, format!("completions/fish/{name}.fish")),
+        ] {
+            let mut buf = Vec::new();
+            let mut cmd = cmd.clone();
+            clap_complete::generate(shell, &mut cmd, name.clone(), &mut buf);
+            files.push((PathBuf::from(file), buf));
+        }
+    }
+    Ok(files)
+}
+
+/// Write the documentation below `dir`, replacing what a previous run generated.
+pub fn generate_docs(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    for sub in [
+        "man",
+        "completions/bash",
+        "completions/zsh",
+        "completions/fish",
+    ] {
+        let d = dir.join(sub);
+        if let Ok(entries) = fs::read_dir(&d) {
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_file()) {
+                    fs::remove_file(e.path())?;
+                }
+            }
+        }
+    }
+    let mut written = Vec::new();
+    for (rel, data) in generated_files()? {
+        let path = dir.join(&rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::write(&path, data)?;
+        written.push(rel);
+    }
+    Ok(written)
+}
