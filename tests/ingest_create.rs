@@ -65,12 +65,7 @@ fn awkward_trees_round_trip_and_python_verifies() {
         ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let got = contents(&arch);
-    assert_eq!(
-        got.keys().collect::<Vec<_>>(),
-        want.keys().collect::<Vec<_>>()
-    );
-    assert_eq!(got, want);
+    assert_same(&contents(&arch), &want, "awkward tree");
     let dirs = dir_paths(&arch);
     for d in [
         "src",
@@ -320,7 +315,11 @@ fn shards_rotate_at_the_limit_and_big_files_get_their_own() {
             s.path.display()
         );
     }
-    assert_eq!(contents(&arch), prefixed("s", &tree_files(&root.join("s"))));
+    assert_same(
+        &contents(&arch),
+        &prefixed("s", &tree_files(&root.join("s"))),
+        "contents",
+    );
     check(&arch);
 }
 
@@ -364,7 +363,11 @@ fn output_is_identical_whatever_the_number_of_threads() {
         outputs.push((shard_bytes(&arch), rows(&arch)));
         if j == "4" {
             check(&arch);
-            assert_eq!(contents(&arch), prefixed("t", &tree_files(&root.join("t"))));
+            assert_same(
+                &contents(&arch),
+                &prefixed("t", &tree_files(&root.join("t"))),
+                "contents",
+            );
         }
     }
     assert!(outputs[0].0.len() > 1);
@@ -692,7 +695,7 @@ fn killed_create_is_finished_by_resume() {
         "{}",
         stderr(&o)
     );
-    assert_eq!(contents(&arch), contents(&reference));
+    assert_same(&contents(&arch), &contents(&reference), "contents");
     check(&arch);
     // Resuming a finished archive adds nothing.
     let before = shard_bytes(&arch);

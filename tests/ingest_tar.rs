@@ -104,7 +104,7 @@ fn gnu_tar_formats_and_every_compression() {
                 "{format} {comp}: {}",
                 stderr(&o)
             );
-            assert_eq!(&contents(&arch), want, "{format} {comp}");
+            assert_same(&contents(&arch), want, &format!("{format} {comp}"));
             let dirs = dir_paths(&arch);
             assert!(dirs.contains("t/empty_dir/inner"), "{format}: {dirs:?}");
             if comp.is_empty() || comp == "zst" {
@@ -219,7 +219,7 @@ fn bsdtar_and_python_tarfile_archives() {
         if format == "ustar" {
             want.retain(|k, _| !k.contains(LONG_DIR));
         }
-        assert_eq!(contents(&arch), want, "bsdtar {format}");
+        assert_same(&contents(&arch), &want, &format!("bsdtar {format}"));
         check(&arch);
     }
 
@@ -363,7 +363,7 @@ fn symlink_policy_strip_components_append_and_existing_outputs() {
         "{}",
         stderr(&o)
     );
-    assert_eq!(contents(&arch), want);
+    assert_same(&contents(&arch), &want, "contents");
     // An existing output is refused and left alone.
     let before = shard_bytes(&arch);
     let o = convert(&root.join("two.tar"), &arch, &[]);
@@ -383,7 +383,7 @@ fn symlink_policy_strip_components_append_and_existing_outputs() {
         .iter()
         .map(|(k, v)| (k.strip_prefix("t/").unwrap().to_string(), v.clone()))
         .collect();
-    assert_eq!(contents(&arch), stripped);
+    assert_same(&contents(&arch), &stripped, "contents");
     check(&arch);
 }
 
@@ -397,7 +397,7 @@ fn tar_streams_from_stdin() {
     let arch = root.join("stdin.barecat");
     let o = run_stdin(&from_tar(), ["-".as_ref(), arch.as_os_str()], &data);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_eq!(contents(&arch), want);
+    assert_same(&contents(&arch), &want, "contents");
     check(&arch);
 }
 
@@ -550,4 +550,67 @@ fn legacy_archive2barecat_appends_unless_overwrite() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(contents(&arch).keys().collect::<Vec<_>>(), ["q/b.txt"]);
     check(&arch);
+}
+
+/// create → to-tar / to-zip (the export commands) → from-tar / from-zip: the same
+/// files, contents and metadata come back.
+#[test]
+fn round_trip_through_the_export_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    tar_tree(root, true);
+    let first = root.join("first.barecat");
+    let o = run(
+        bin("barecat-create"),
+        [
+            "-q",
+            "-C",
+            root.to_str().unwrap(),
+            first.to_str().unwrap(),
+            "t",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // create stores the symbolic link as a file holding its target's content.
+    let want = contents(&first);
+    assert!(want.contains_key("t/symlink"));
+    let rows_of = |p: &Path| -> BTreeMap<String, (Option<u32>, Option<i64>)> {
+        let a = Archive::open(p).unwrap();
+        a.files(barecat::Order::Path, "")
+            .map(|f| {
+                let f = f.unwrap();
+                (f.path, (f.meta.mode, f.meta.mtime_ns))
+            })
+            .collect()
+    };
+    for (export, import, name) in [
+        ("barecat-to-tar", "barecat-from-tar", "rt.tar.zst"),
+        ("barecat-to-zip", "barecat-from-zip", "rt.zip"),
+    ] {
+        let out = root.join(name);
+        let mut args = vec![
+            first.to_str().unwrap().to_string(),
+            out.to_str().unwrap().to_string(),
+        ];
+        if name.ends_with(".zst") {
+            args.insert(0, "--zstd".into());
+        }
+        let o = run(bin(export), &args);
+        assert_eq!(code(&o), 0, "{export}: {}", stderr(&o));
+        let back = root.join(format!("{name}.barecat"));
+        let o = run(bin(import), [out.as_os_str(), back.as_os_str()]);
+        assert_eq!(code(&o), 0, "{import}: {}", stderr(&o));
+        let got = contents(&back);
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "{name}"
+        );
+        assert!(got == want, "{name}: contents differ");
+        if name.ends_with(".zst") {
+            // Tar keeps modes and nanosecond times exactly (PAX).
+            assert_eq!(rows_of(&back), rows_of(&first), "{name}");
+        }
+        check(&back);
+    }
 }

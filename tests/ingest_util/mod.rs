@@ -24,6 +24,25 @@ pub fn contents(archive: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// Compare two path → content maps: first the sets of paths, then the first path
+/// whose content differs (without printing megabytes of bytes).
+pub fn assert_same(got: &BTreeMap<String, Vec<u8>>, want: &BTreeMap<String, Vec<u8>>, ctx: &str) {
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "{ctx}: the paths differ"
+    );
+    for (k, v) in want {
+        let g = &got[k];
+        assert!(
+            g == v,
+            "{ctx}: content of {k} differs ({} vs {} bytes)",
+            g.len(),
+            v.len()
+        );
+    }
+}
+
 /// Every directory path of an archive (the root excluded).
 pub fn dir_paths(archive: &Path) -> BTreeSet<String> {
     let a = Archive::open(archive).unwrap();
