@@ -1,7 +1,7 @@
 //! Ingest: filling an archive from a directory tree, a list of paths, a tar stream or
 //! a zip file.
 //!
-//! Every source runs through one pipeline ([`pipeline`]): entries are enumerated in a
+//! Every source runs through one pipeline (`pipeline.rs`): entries are enumerated in a
 //! deterministic order, loaded (opened, read, checksummed) on reader threads, and
 //! handed to the single [`ArchiveWriter`] strictly in enumeration order. The output
 //! is therefore the same, byte for byte, whatever the number of threads. The data in
