@@ -241,8 +241,6 @@ const BUF_CAPACITY: usize = 4 << 20;
 const WRITEBACK_STEP: u64 = 32 << 20;
 /// At most this many buffers go into one `pwritev`.
 const MAX_SEGMENTS: usize = 512;
-/// Spent buffers kept for reuse.
-const MAX_SPENT: usize = 256;
 
 /// A piece of the bytes waiting to be written.
 enum Pending {
@@ -264,8 +262,6 @@ pub struct ShardAppender {
     pending: Vec<Pending>,
     /// Total bytes in `pending`.
     pending_len: usize,
-    /// Owned buffers already written, kept for reuse ([`ShardAppender::take_spent`]).
-    spent: Vec<Vec<u8>>,
     /// Physical end of the current shard, including buffered bytes.
     pos: u64,
     /// Bytes before this position have been handed to the kernel for writeback.
@@ -313,7 +309,6 @@ impl ShardAppender {
             buf: Vec::with_capacity(BUF_CAPACITY),
             pending: Vec::new(),
             pending_len: 0,
-            spent: Vec::new(),
             pos,
             writeback_from: pos,
             dirty: false,
@@ -393,9 +388,7 @@ impl ShardAppender {
     }
 
     /// Append a buffer without copying it: it is written (gathered with its
-    /// neighbours by `pwritev`) at the next flush, then kept for [`take_spent`].
-    ///
-    /// [`take_spent`]: Self::take_spent
+    /// neighbours by `pwritev`) at the next flush, then freed.
     pub fn write_owned(&mut self, data: Vec<u8>) -> Result<()> {
         if data.is_empty() {
             return Ok(());
@@ -411,13 +404,6 @@ impl ShardAppender {
             self.flush()?;
         }
         Ok(())
-    }
-
-    /// Buffers given to [`write_owned`] whose bytes were written, for reuse.
-    ///
-    /// [`write_owned`]: Self::write_owned
-    pub fn take_spent(&mut self) -> Vec<Vec<u8>> {
-        std::mem::take(&mut self.spent)
     }
 
     /// Hand buffered bytes to the kernel.
@@ -439,13 +425,7 @@ impl ShardAppender {
             r.at(&self.path)?;
             self.buf.clear();
             self.pending_len = 0;
-            for p in self.pending.drain(..) {
-                if let Pending::Owned(v) = p {
-                    if self.spent.len() < MAX_SPENT {
-                        self.spent.push(v);
-                    }
-                }
-            }
+            self.pending.clear();
         }
         if self.pos - self.writeback_from >= WRITEBACK_STEP {
             start_writeback(
@@ -571,7 +551,6 @@ mod tests {
         let mut want = b"abcdefgh".to_vec();
         want.extend((0..n).map(|i| i as u8));
         assert_eq!(fs::read(layout.shard_path(0)).unwrap(), want);
-        assert!(!w.take_spent().is_empty());
     }
 
     #[test]

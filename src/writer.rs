@@ -502,8 +502,7 @@ impl ArchiveWriter {
     }
 
     /// [`add_file`](Self::add_file) for content in a buffer the writer may keep: it
-    /// is written without being copied, then offered for reuse by
-    /// [`take_spent_buffers`](Self::take_spent_buffers).
+    /// is written without being copied (gathered with its neighbours), then freed.
     pub fn add_file_owned(
         &mut self,
         path: &str,
@@ -512,12 +511,6 @@ impl ArchiveWriter {
         crc32c: Option<u32>,
     ) -> Result<FileInfo> {
         self.add_file_data(path, meta, Data::Owned(data), crc32c)
-    }
-
-    /// Buffers given to [`add_file_owned`](Self::add_file_owned) whose bytes have
-    /// been handed to the kernel, for the caller to reuse.
-    pub fn take_spent_buffers(&mut self) -> Vec<Vec<u8>> {
-        self.shards.take_spent()
     }
 
     fn add_file_data(
