@@ -156,6 +156,11 @@ pub enum Error {
         first: PathBuf,
         second: PathBuf,
     },
+    /// An input being imported cannot be read on: a corrupt or truncated tar or zip,
+    /// or (in strict mode) the first entry that had to be skipped. `path` names the
+    /// input or the entry.
+    #[error("{path}: {detail}")]
+    Input { path: String, detail: String },
 }
 
 fn sqlite_message(e: &rusqlite::Error) -> String {

@@ -31,6 +31,7 @@ pub mod error;
 pub mod export;
 pub mod glob;
 pub mod index;
+pub mod ingest;
 pub mod layout;
 pub mod listing;
 pub mod maint;

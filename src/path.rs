@@ -51,6 +51,10 @@ pub fn unsafe_reason(raw: &str) -> Option<&'static str> {
 /// component after normalization. The root (`""`) is allowed; callers adding files
 /// refuse it themselves.
 pub fn check_member(raw: &str) -> Result<String> {
+    // Fast path: a path that is already normalized and safe stays as it is.
+    if is_safe_stored(raw) {
+        return Ok(raw.to_string());
+    }
     match unsafe_reason(raw) {
         Some(reason) => Err(Error::InvalidPath {
             path: raw.to_string(),

@@ -18,13 +18,7 @@ impl Progress {
     pub fn new(enabled: bool, verb: &str, total_bytes: Option<u64>) -> Progress {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
             let bar = match total_bytes {
-                Some(total) => ProgressBar::new(total).with_style(
-                    ProgressStyle::with_template(
-                        "{prefix} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} \
-                         {msg} eta {eta}",
-                    )
-                    .expect("valid template"),
-                ),
+                Some(total) => ProgressBar::new(total).with_style(bar_style()),
                 None => ProgressBar::no_length().with_style(
                     ProgressStyle::with_template(
                         "{prefix} {spinner} {bytes} {binary_bytes_per_sec} {msg} {elapsed}",
@@ -64,6 +58,7 @@ impl Progress {
     pub fn set_total(&self, bytes: u64) {
         if let Some(bar) = &self.bar {
             bar.set_length(bytes);
+            bar.set_style(bar_style());
         }
     }
 
@@ -81,6 +76,13 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+fn bar_style() -> ProgressStyle {
+    ProgressStyle::with_template(
+        "{prefix} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} {msg} eta {eta}",
+    )
+    .expect("valid template")
 }
 
 impl Drop for Progress {

@@ -239,6 +239,15 @@ fn start_writeback(file: &File, offset: u64, len: u64) {
 
 const BUF_CAPACITY: usize = 4 << 20;
 const WRITEBACK_STEP: u64 = 32 << 20;
+/// At most this many buffers go into one `pwritev`.
+const MAX_SEGMENTS: usize = 512;
+
+/// A piece of the bytes waiting to be written.
+enum Pending {
+    /// `buf[start..end]`.
+    Buf(usize, usize),
+    Owned(Vec<u8>),
+}
 
 /// The single appending writer of an archive's shards.
 pub struct ShardAppender {
@@ -248,6 +257,11 @@ pub struct ShardAppender {
     file: File,
     path: PathBuf,
     buf: Vec<u8>,
+    /// Bytes waiting to be written, in order: ranges of `buf` (copies of borrowed
+    /// data) and buffers handed over whole ([`ShardAppender::write_owned`]).
+    pending: Vec<Pending>,
+    /// Total bytes in `pending`.
+    pending_len: usize,
     /// Physical end of the current shard, including buffered bytes.
     pos: u64,
     /// Bytes before this position have been handed to the kernel for writeback.
@@ -293,6 +307,8 @@ impl ShardAppender {
             file,
             path,
             buf: Vec::with_capacity(BUF_CAPACITY),
+            pending: Vec::new(),
+            pending_len: 0,
             pos,
             writeback_from: pos,
             dirty: false,
@@ -348,7 +364,7 @@ impl ShardAppender {
             return Ok(());
         }
         self.dirty = true;
-        if self.buf.len() + data.len() > BUF_CAPACITY {
+        if self.pending_len + data.len() > BUF_CAPACITY || self.pending.len() >= MAX_SEGMENTS {
             self.flush()?;
         }
         if data.len() >= BUF_CAPACITY {
@@ -356,7 +372,13 @@ impl ShardAppender {
             self.file.write_all_at(data, start).at(&self.path)?;
             self.pos += data.len() as u64;
         } else {
+            let start = self.buf.len();
             self.buf.extend_from_slice(data);
+            match self.pending.last_mut() {
+                Some(Pending::Buf(_, end)) if *end == start => *end = self.buf.len(),
+                _ => self.pending.push(Pending::Buf(start, self.buf.len())),
+            }
+            self.pending_len += data.len();
             self.pos += data.len() as u64;
         }
         if self.pos - self.writeback_from >= WRITEBACK_STEP {
@@ -365,12 +387,45 @@ impl ShardAppender {
         Ok(())
     }
 
+    /// Append a buffer without copying it: it is written (gathered with its
+    /// neighbours by `pwritev`) at the next flush, then freed.
+    pub fn write_owned(&mut self, data: Vec<u8>) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.dirty = true;
+        if self.pending_len + data.len() > BUF_CAPACITY || self.pending.len() >= MAX_SEGMENTS {
+            self.flush()?;
+        }
+        self.pending_len += data.len();
+        self.pos += data.len() as u64;
+        self.pending.push(Pending::Owned(data));
+        if self.pending_len >= BUF_CAPACITY || self.pos - self.writeback_from >= WRITEBACK_STEP {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     /// Hand buffered bytes to the kernel.
     pub fn flush(&mut self) -> Result<()> {
-        if !self.buf.is_empty() {
-            let start = self.pos - self.buf.len() as u64;
-            self.file.write_all_at(&self.buf, start).at(&self.path)?;
+        if !self.pending.is_empty() {
+            let start = self.pos - self.pending_len as u64;
+            let r = {
+                let buf = &self.buf;
+                let mut slices: Vec<io::IoSlice<'_>> = self
+                    .pending
+                    .iter()
+                    .map(|p| match p {
+                        Pending::Buf(a, b) => io::IoSlice::new(&buf[*a..*b]),
+                        Pending::Owned(v) => io::IoSlice::new(v),
+                    })
+                    .collect();
+                write_all_vectored_at(&self.file, &mut slices, start)
+            };
+            r.at(&self.path)?;
             self.buf.clear();
+            self.pending_len = 0;
+            self.pending.clear();
         }
         if self.pos - self.writeback_from >= WRITEBACK_STEP {
             start_writeback(
@@ -409,6 +464,26 @@ impl ShardAppender {
         }
         Ok(())
     }
+}
+
+/// Write all of `slices` at `offset` with `pwritev`, resuming after short writes.
+fn write_all_vectored_at(
+    file: &File,
+    mut slices: &mut [io::IoSlice<'_>],
+    mut offset: u64,
+) -> io::Result<()> {
+    while !slices.is_empty() {
+        match rustix::io::pwritev(file, slices, offset) {
+            Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+            Ok(n) => {
+                offset += n as u64;
+                io::IoSlice::advance_slices(&mut slices, n);
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 /// Create shard 0 when an archive has no shard at all (Python expects one).
@@ -454,6 +529,28 @@ mod tests {
             .map(|n| fs::metadata(layout.shard_path(n)).unwrap().len())
             .collect();
         assert_eq!(lens, vec![10, 1, 15, 0]);
+    }
+
+    #[test]
+    fn owned_and_borrowed_writes_keep_their_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::current(dir.path().join("a"));
+        let mut w = ShardAppender::open(&layout, u64::MAX, false).unwrap();
+        w.write(b"ab").unwrap();
+        w.write_owned(b"cd".to_vec()).unwrap();
+        w.write(b"e").unwrap();
+        w.write(b"f").unwrap();
+        w.write_owned(b"gh".to_vec()).unwrap();
+        w.write_owned(Vec::new()).unwrap();
+        let n = MAX_SEGMENTS + 10;
+        for i in 0..n {
+            w.write_owned(vec![i as u8]).unwrap();
+        }
+        assert_eq!(w.position(), (0, 8 + n as u64));
+        w.sync().unwrap();
+        let mut want = b"abcdefgh".to_vec();
+        want.extend((0..n).map(|i| i as u8));
+        assert_eq!(fs::read(layout.shard_path(0)).unwrap(), want);
     }
 
     #[test]

@@ -114,6 +114,21 @@ struct DirCache {
     complete: bool,
 }
 
+/// File content handed to the writer.
+enum Data<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Data<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Data::Borrowed(d) => d,
+            Data::Owned(v) => v,
+        }
+    }
+}
+
 /// What a writer added.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteStats {
@@ -483,16 +498,39 @@ impl ArchiveWriter {
         data: &[u8],
         crc32c: Option<u32>,
     ) -> Result<FileInfo> {
+        self.add_file_data(path, meta, Data::Borrowed(data), crc32c)
+    }
+
+    /// [`add_file`](Self::add_file) for content in a buffer the writer may keep: it
+    /// is written without being copied (gathered with its neighbours), then freed.
+    pub fn add_file_owned(
+        &mut self,
+        path: &str,
+        meta: Meta,
+        data: Vec<u8>,
+        crc32c: Option<u32>,
+    ) -> Result<FileInfo> {
+        self.add_file_data(path, meta, Data::Owned(data), crc32c)
+    }
+
+    fn add_file_data(
+        &mut self,
+        path: &str,
+        meta: Meta,
+        data: Data<'_>,
+        crc32c: Option<u32>,
+    ) -> Result<FileInfo> {
         self.check_usable()?;
         let path = self.file_path(path)?;
         let missing = self.missing_ancestors(&path)?;
         self.begin_batch()?;
-        let size = data.len() as u64;
+        let bytes = data.bytes();
+        let size = bytes.len() as u64;
         let (shard, offset) = match self.shards.place(size) {
             Ok(pos) => pos,
             Err(e) => return self.poison(e),
         };
-        let crc = crc32c.unwrap_or_else(|| crc::crc32c(data));
+        let crc = crc32c.unwrap_or_else(|| crc::crc32c(bytes));
         let fi = FileInfo {
             path,
             shard,
@@ -518,7 +556,11 @@ impl ArchiveWriter {
                 return self.poison(e);
             }
         }
-        if let Err(e) = self.shards.write(data) {
+        let written = match data {
+            Data::Borrowed(d) => self.shards.write(d),
+            Data::Owned(v) => self.shards.write_owned(v),
+        };
+        if let Err(e) = written {
             return self.poison(e);
         }
         self.account(&fi);
@@ -546,8 +588,8 @@ impl ArchiveWriter {
     }
 
     fn account(&mut self, fi: &FileInfo) {
-        let parent = mpath::parent(&fi.path).unwrap_or("").to_string();
-        let d = self.delta(&parent);
+        let parent = mpath::parent(&fi.path).unwrap_or("");
+        let d = self.delta(parent);
         d.files += 1;
         d.bytes += fi.size as i64;
         let batch = self.batch.as_mut().expect("batch is open");
@@ -688,6 +730,61 @@ impl ArchiveWriter {
             if let Err(e) = self.write_chunk(&mut pf, &buf[..n]) {
                 self.abort_file(pf)?;
                 return Err(e);
+            }
+        }
+        self.finish_file(pf)
+    }
+
+    /// Add a file at `to` holding a copy of the content of the file at `from`, which
+    /// may still be in the open batch (a tar hard link to an earlier member). The
+    /// bytes are copied, so the two rows never share an extent. The copy is checked
+    /// against the source's stored CRC32C.
+    pub fn copy_file(&mut self, from: &str, to: &str, meta: Meta) -> Result<FileInfo> {
+        self.check_usable()?;
+        let from = mpath::normalize(from);
+        let src = match self.index.file(&from)? {
+            Some(fi) => fi,
+            None if self.index.is_dir(&from)? => return Err(Error::IsADirectory(from)),
+            None => return Err(Error::NotFound(from)),
+        };
+        // The source's bytes may still sit in the appender's buffer.
+        if let Err(e) = self.shards.flush() {
+            return self.poison(e);
+        }
+        let shard_path = self.layout.shard_path(src.shard);
+        let file = File::open(&shard_path).at(&shard_path)?;
+        let mut pf = self.begin_file(to, meta, src.size)?;
+        let mut buf = vec![0u8; (1 << 20).min(src.size.max(1) as usize)];
+        let mut done = 0u64;
+        while done < src.size {
+            let n = buf.len().min((src.size - done) as usize);
+            let r =
+                std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf[..n], src.offset + done);
+            if let Err(e) = r {
+                self.abort_file(pf)?;
+                return Err(Error::BadExtent {
+                    member: src.path.clone(),
+                    shard: src.shard as i64,
+                    offset: src.offset as i64,
+                    size: src.size as i64,
+                    detail: format!("cannot read it back from {}: {e}", shard_path.display()),
+                });
+            }
+            if let Err(e) = self.write_chunk(&mut pf, &buf[..n]) {
+                self.abort_file(pf)?;
+                return Err(e);
+            }
+            done += n as u64;
+        }
+        if let Some(expected) = src.crc32c {
+            let actual = pf.crc.value();
+            if actual != expected {
+                self.abort_file(pf)?;
+                return Err(Error::CrcMismatch {
+                    member: src.path,
+                    expected,
+                    actual,
+                });
             }
         }
         self.finish_file(pf)

@@ -28,20 +28,98 @@ complete -c barecat -n "__fish_barecat_needs_command" -l generate-docs -d 'Write
 complete -c barecat -n "__fish_barecat_needs_command" -l list -d 'List the commands'
 complete -c barecat -n "__fish_barecat_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat -n "__fish_barecat_needs_command" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "create" -d 'Create an archive from files and directories, or from a list of paths on stdin'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "from-tar" -d 'Convert a tar archive (or a tar stream on stdin) into a barecat archive'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "from-zip" -d 'Convert a zip file into a barecat archive'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "extract" -d 'Extract files and directories from an archive into a directory'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-zip" -d 'Write the contents of an archive as a zip file'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-tar" -d 'Write the contents of an archive as a tar file'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "cat" -d 'Write the content of stored files to standard output'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "ls" -d 'List files and directories in an archive'
-complete -c barecat -n "__fish_barecat_needs_command" -f -a "repair" -d 'Rebuild directory statistics and remove what an interrupted writer left behind'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "du" -d 'Show the total size of directories'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-ncdu-json" -d 'Export the directory tree for ncdu'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "index-to-csv" -d 'Dump the file rows of an index as CSV'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "verify" -d 'Check an archive: checksums, index consistency, shards'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "defrag" -d 'Compact the shards of an archive'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "merge" -d 'Merge archives into one'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "merge-symlink" -d 'Merge archives into one whose shards are links to theirs'
-complete -c barecat -n "__fish_barecat_needs_command" -f -a "du" -d 'Show the total size of directories'
-complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-ncdu-json" -d 'Export the directory tree for ncdu'
-complete -c barecat -n "__fish_barecat_needs_command" -f -a "index-to-csv" -d 'Dump the file rows of an index as CSV'
-complete -c barecat -n "__fish_barecat_needs_command" -f -a "extract" -d 'Extract files and directories from an archive into a directory'
-complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-zip" -d 'Write the contents of an archive as a zip file'
-complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-tar" -d 'Write the contents of an archive as a tar file'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "repair" -d 'Rebuild directory statistics and remove what an interrupted writer left behind'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s T -l files-from -d 'Read the list of paths to add from FILE (\'-\' for stdin), one per line; repeatable' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s C -l directory -d 'Read the paths relative to DIR (ARCHIVE and -T lists are not affected)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand create" -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand create" -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand create" -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand create" -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand create" -l file -d 'Legacy: the archive to create (paths come from stdin)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s 0 -l null -d 'Paths in lists are terminated by NUL characters (find -print0)'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s f -l force -d 'Overwrite an existing archive (all its shards are removed first)'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s a -l append -d 'Add to an existing archive (created when missing)'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -l resume -d 'Finish an interrupted run: keep what was committed, remove the bytes the interrupted writer left behind, and skip every path already in the archive'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -l overwrite -d 'Legacy: overwrite an existing archive (same as -f)'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l symlinks -d 'What to do with symbolic links' -r -f -a "skip\t'Skip them and count them in the summary'
+error\t'Report each one (exit status 1)'"
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s f -l force -d 'Overwrite an existing archive (all its shards are removed first)'
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s a -l append -d 'Add to an existing archive (created when missing)'
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l resume -d 'Finish an interrupted run: keep what was committed, remove the bytes the interrupted writer left behind, and skip every path already in the archive'
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l symlinks -d 'What to do with symbolic links' -r -f -a "skip\t'Skip them and count them in the summary'
+error\t'Report each one (exit status 1)'"
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -s f -l force -d 'Overwrite an existing archive (all its shards are removed first)'
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -s a -l append -d 'Add to an existing archive (created when missing)'
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l resume -d 'Finish an interrupted run: keep what was committed, remove the bytes the interrupted writer left behind, and skip every path already in the archive'
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s C -l directory -d 'Extract into DIR (created if missing)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -l strip-components -d 'Remove N leading components from every path; members with nothing left are skipped' -r
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -l overwrite -d 'Replace existing files and symbolic links (never directories)'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s p -l same-permissions -d 'Also restore setuid, setgid and sticky bits'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -l deflate -d 'Compress entries with deflate, at LEVEL 1-9 [default level: 6]; entries that do not shrink are stored' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s f -l force -d 'Replace OUTPUT if it exists'
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l level -d 'Compression level [default: the format\'s own: gzip 6, zstd 3, xz 6, bzip2 9]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s z -l gzip -d 'Compress with gzip'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l zstd -d 'Compress with zstd'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s J -l xz -d 'Compress with xz'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l bzip2 -d 'Compress with bzip2'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s f -l force -d 'Replace OUTPUT if it exists'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s l -l long -d 'Long format: mode, links, owner, group, size, modification time, name'
@@ -49,10 +127,17 @@ complete -c barecat -n "__fish_barecat_using_subcommand ls" -s R -l recursive -d
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -l json -d 'One JSON object per line'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand repair" -l no-trim -d 'Do not cut trailing bytes that no file refers to'
-complete -c barecat -n "__fish_barecat_using_subcommand repair" -s q -l quiet -d 'Print nothing on success'
-complete -c barecat -n "__fish_barecat_using_subcommand repair" -s h -l help -d 'Print help'
-complete -c barecat -n "__fish_barecat_using_subcommand repair" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s d -l max-depth -d 'Only entries at most N levels below PATH' -r
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s a -l all -d 'List files too, not only directories'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s s -l summarize -d 'Only the total of PATH'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s H -l human-readable -d 'Sizes like 1.5K, 20M, 3.1G (-h works too)'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -l json -d 'One JSON object per line: type, path, size (and files, for directories)'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand verify" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
 complete -c barecat -n "__fish_barecat_using_subcommand verify" -l quick -d 'Check the index and the shard lengths, and only the checksum of the last file'
 complete -c barecat -n "__fish_barecat_using_subcommand verify" -l json -d 'Print one JSON document instead of text'
@@ -83,53 +168,24 @@ complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -l ignore
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand du" -s d -l max-depth -d 'Only entries at most N levels below PATH' -r
-complete -c barecat -n "__fish_barecat_using_subcommand du" -s a -l all -d 'List files too, not only directories'
-complete -c barecat -n "__fish_barecat_using_subcommand du" -s s -l summarize -d 'Only the total of PATH'
-complete -c barecat -n "__fish_barecat_using_subcommand du" -s H -l human-readable -d 'Sizes like 1.5K, 20M, 3.1G (-h works too)'
-complete -c barecat -n "__fish_barecat_using_subcommand du" -l json -d 'One JSON object per line: type, path, size (and files, for directories)'
-complete -c barecat -n "__fish_barecat_using_subcommand du" -l help -d 'Print help'
-complete -c barecat -n "__fish_barecat_using_subcommand du" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -s h -l help -d 'Print help'
-complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -s h -l help -d 'Print help'
-complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -s C -l directory -d 'Extract into DIR (created if missing)' -r -F
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -l strip-components -d 'Remove N leading components from every path; members with nothing left are skipped' -r
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -l overwrite -d 'Replace existing files and symbolic links (never directories)'
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -s p -l same-permissions -d 'Also restore setuid, setgid and sticky bits'
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -s h -l help -d 'Print help'
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -l deflate -d 'Compress entries with deflate, at LEVEL 1-9 [default level: 6]; entries that do not shrink are stored' -r
-complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
-complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s f -l force -d 'Replace OUTPUT if it exists'
-complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
-complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s h -l help -d 'Print help'
-complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l level -d 'Compression level [default: the format\'s own: gzip 6, zstd 3, xz 6, bzip2 9]' -r
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s z -l gzip -d 'Compress with gzip'
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l zstd -d 'Compress with zstd'
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s J -l xz -d 'Compress with xz'
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l bzip2 -d 'Compress with bzip2'
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s f -l force -d 'Replace OUTPUT if it exists'
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s h -l help -d 'Print help'
-complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "cat" -d 'Write the content of stored files to standard output'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "ls" -d 'List files and directories in an archive'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "repair" -d 'Rebuild directory statistics and remove what an interrupted writer left behind'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "verify" -d 'Check an archive: checksums, index consistency, shards'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "defrag" -d 'Compact the shards of an archive'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "merge" -d 'Merge archives into one'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "merge-symlink" -d 'Merge archives into one whose shards are links to theirs'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "du" -d 'Show the total size of directories'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "to-ncdu-json" -d 'Export the directory tree for ncdu'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "index-to-csv" -d 'Dump the file rows of an index as CSV'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "extract" -d 'Extract files and directories from an archive into a directory'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "to-zip" -d 'Write the contents of an archive as a zip file'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "to-tar" -d 'Write the contents of an archive as a tar file'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from cat ls repair verify defrag merge merge-symlink du to-ncdu-json index-to-csv extract to-zip to-tar help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c barecat -n "__fish_barecat_using_subcommand repair" -l no-trim -d 'Do not cut trailing bytes that no file refers to'
+complete -c barecat -n "__fish_barecat_using_subcommand repair" -s q -l quiet -d 'Print nothing on success'
+complete -c barecat -n "__fish_barecat_using_subcommand repair" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand repair" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "create" -d 'Create an archive from files and directories, or from a list of paths on stdin'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "from-tar" -d 'Convert a tar archive (or a tar stream on stdin) into a barecat archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "from-zip" -d 'Convert a zip file into a barecat archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "extract" -d 'Extract files and directories from an archive into a directory'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "to-zip" -d 'Write the contents of an archive as a zip file'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "to-tar" -d 'Write the contents of an archive as a tar file'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "cat" -d 'Write the content of stored files to standard output'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "ls" -d 'List files and directories in an archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "du" -d 'Show the total size of directories'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "to-ncdu-json" -d 'Export the directory tree for ncdu'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "index-to-csv" -d 'Dump the file rows of an index as CSV'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "verify" -d 'Check an archive: checksums, index consistency, shards'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "defrag" -d 'Compact the shards of an archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "merge" -d 'Merge archives into one'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "merge-symlink" -d 'Merge archives into one whose shards are links to theirs'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "repair" -d 'Rebuild directory statistics and remove what an interrupted writer left behind'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip extract to-zip to-tar cat ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink repair help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

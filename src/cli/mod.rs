@@ -19,11 +19,15 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 pub mod cat;
 pub mod common;
+pub mod create;
 pub mod defrag;
 pub mod docs;
 pub mod du;
 pub mod extract;
+pub mod from_tar;
+pub mod from_zip;
 pub mod index_to_csv;
+pub mod ingest;
 pub mod ls;
 pub mod merge;
 pub mod merge_symlink;
@@ -88,19 +92,35 @@ macro_rules! register {
 /// Every command, in the order `barecat --list` shows them.
 pub fn commands() -> &'static [Command] {
     static COMMANDS: &[Command] = &[
-        register!("cat", "barecat-cat", false, cat::Args, cat::run),
-        register!("ls", "barecat-ls", false, ls::Args, ls::run),
-        register!("repair", "barecat-repair", false, repair::Args, repair::run),
-        register!("verify", "barecat-verify", false, verify::Args, verify::run),
-        register!("defrag", "barecat-defrag", false, defrag::Args, defrag::run),
-        register!("merge", "barecat-merge", false, merge::Args, merge::run),
+        // Getting data in.
+        register!("create", "barecat-create", false, create::Args, create::run),
         register!(
-            "merge-symlink",
-            "barecat-merge-symlink",
+            "from-tar",
+            "barecat-from-tar",
             false,
-            merge_symlink::Args,
-            merge_symlink::run
+            from_tar::Args,
+            from_tar::run
         ),
+        register!(
+            "from-zip",
+            "barecat-from-zip",
+            false,
+            from_zip::Args,
+            from_zip::run
+        ),
+        // Getting data out.
+        register!(
+            "extract",
+            "barecat-extract",
+            false,
+            extract::Args,
+            extract::run
+        ),
+        register!("to-zip", "barecat-to-zip", false, to_zip::Args, to_zip::run),
+        register!("to-tar", "barecat-to-tar", false, to_tar::Args, to_tar::run),
+        register!("cat", "barecat-cat", false, cat::Args, cat::run),
+        // Looking inside.
+        register!("ls", "barecat-ls", false, ls::Args, ls::run),
         register!("du", "barecat-du", false, du::Args, du::run),
         register!(
             "to-ncdu-json",
@@ -116,15 +136,19 @@ pub fn commands() -> &'static [Command] {
             index_to_csv::Args,
             index_to_csv::run
         ),
+        // Maintenance.
+        register!("verify", "barecat-verify", false, verify::Args, verify::run),
+        register!("defrag", "barecat-defrag", false, defrag::Args, defrag::run),
+        register!("merge", "barecat-merge", false, merge::Args, merge::run),
         register!(
-            "extract",
-            "barecat-extract",
+            "merge-symlink",
+            "barecat-merge-symlink",
             false,
-            extract::Args,
-            extract::run
+            merge_symlink::Args,
+            merge_symlink::run
         ),
-        register!("to-zip", "barecat-to-zip", false, to_zip::Args, to_zip::run),
-        register!("to-tar", "barecat-to-tar", false, to_tar::Args, to_tar::run),
+        register!("repair", "barecat-repair", false, repair::Args, repair::run),
+        // Legacy entry points of Python barecat, reachable by their program names.
         register!(
             "extract-single",
             "barecat-extract-single",
@@ -138,6 +162,13 @@ pub fn commands() -> &'static [Command] {
             true,
             to_archive::Args,
             to_archive::run
+        ),
+        register!(
+            "archive2barecat",
+            "archive2barecat",
+            true,
+            from_tar::LegacyArgs,
+            from_tar::run_legacy
         ),
     ];
     COMMANDS

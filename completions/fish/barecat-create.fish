@@ -1,0 +1,19 @@
+complete -c barecat-create -s T -l files-from -d 'Read the list of paths to add from FILE (\'-\' for stdin), one per line; repeatable' -r -F
+complete -c barecat-create -s C -l directory -d 'Read the paths relative to DIR (ARCHIVE and -T lists are not affected)' -r -F
+complete -c barecat-create -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat-create -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat-create -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
+complete -c barecat-create -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
+complete -c barecat-create -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat-create -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat-create -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat-create -l file -d 'Legacy: the archive to create (paths come from stdin)' -r -F
+complete -c barecat-create -s 0 -l null -d 'Paths in lists are terminated by NUL characters (find -print0)'
+complete -c barecat-create -s f -l force -d 'Overwrite an existing archive (all its shards are removed first)'
+complete -c barecat-create -s a -l append -d 'Add to an existing archive (created when missing)'
+complete -c barecat-create -l resume -d 'Finish an interrupted run: keep what was committed, remove the bytes the interrupted writer left behind, and skip every path already in the archive'
+complete -c barecat-create -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
+complete -c barecat-create -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-create -l overwrite -d 'Legacy: overwrite an existing archive (same as -f)'
+complete -c barecat-create -s h -l help -d 'Print help'
+complete -c barecat-create -s V -l version -d 'Print version'

@@ -1,0 +1,15 @@
+complete -c barecat-from-tar -l symlinks -d 'What to do with symbolic links' -r -f -a "skip\t'Skip them and count them in the summary'
+error\t'Report each one (exit status 1)'"
+complete -c barecat-from-tar -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat-from-tar -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat-from-tar -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
+complete -c barecat-from-tar -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
+complete -c barecat-from-tar -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat-from-tar -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat-from-tar -s f -l force -d 'Overwrite an existing archive (all its shards are removed first)'
+complete -c barecat-from-tar -s a -l append -d 'Add to an existing archive (created when missing)'
+complete -c barecat-from-tar -l resume -d 'Finish an interrupted run: keep what was committed, remove the bytes the interrupted writer left behind, and skip every path already in the archive'
+complete -c barecat-from-tar -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
+complete -c barecat-from-tar -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-from-tar -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c barecat-from-tar -s V -l version -d 'Print version'

@@ -1,0 +1,168 @@
+//! `barecat-from-tar`: convert a tar archive or stream (plain, gzip, bzip2, xz,
+//! zstd) into a barecat archive. Also the legacy `archive2barecat`.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+
+use super::common::{Quiet, ShardLimit};
+use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs, Symlinks};
+use crate::ingest::{self, ArchiveKind};
+use crate::progress::Progress;
+use crate::writer::CreateMode;
+
+const EXAMPLES: &str = "\
+Examples:
+  barecat-from-tar dataset.tar data.barecat
+  barecat-from-tar dataset.tar.zst data.barecat      # compression is detected
+  curl -s https://host/shards/0001.tar | barecat-from-tar - data.barecat
+  barecat-from-tar --strip-components 1 imagenet.tgz data.barecat
+  barecat-from-tar -a part2.tar data.barecat         # add to an existing archive
+
+Members are stored in the order of the tar. Directories keep their metadata (in
+whatever order they come), hard links become files with a copy of their target,
+GNU and PAX sparse files are stored with their full content. Symbolic links,
+devices and FIFOs are skipped and counted (--symlinks error reports links).
+Members with absolute names or '..' are reported and not stored.
+
+A corrupt or truncated tar stops the conversion with an error; everything before
+the damage is committed and readable.
+
+Exit status: 0 all added, 1 some members skipped or an error, 2 usage error.";
+
+/// Convert a tar archive (or a tar stream on stdin) into a barecat archive.
+#[derive(Debug, Parser)]
+#[command(name = "barecat-from-tar", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// The tar file, or '-' for standard input (compression is detected)
+    #[arg(value_name = "INPUT")]
+    pub input: PathBuf,
+    /// The archive to create
+    #[arg(value_name = "ARCHIVE")]
+    pub archive: PathBuf,
+    /// What to do with symbolic links
+    #[arg(long, value_enum, default_value_t = Symlinks::Skip)]
+    pub symlinks: Symlinks,
+    #[command(flatten)]
+    pub mode: ModeArgs,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    #[command(flatten)]
+    pub limit: ShardLimit,
+    #[command(flatten)]
+    pub quiet: Quiet,
+}
+
+/// Legacy `archive2barecat IN OUT [--shard-size-limit S] [--overwrite]`: a tar or
+/// zip file, added to OUT (created when missing) unless `--overwrite`.
+#[derive(Debug, Parser)]
+#[command(name = "archive2barecat", version, hide = true)]
+pub struct LegacyArgs {
+    /// The tar or zip file
+    pub archive_file: PathBuf,
+    /// The barecat archive
+    pub barecat_file: PathBuf,
+    #[command(flatten)]
+    pub limit: ShardLimit,
+    /// Replace an existing barecat archive instead of adding to it
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+/// Counts the bytes read from the raw input (for the progress bar).
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    const PROG: &str = "barecat-from-tar";
+    let stdin = args.input.as_os_str() == "-";
+    let (reader, total): (Box<dyn Read + Send>, Option<u64>) = if stdin {
+        (Box::new(io::stdin()), None)
+    } else {
+        let f = File::open(&args.input)
+            .with_context(|| format!("cannot open {}", args.input.display()))?;
+        let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        (Box::new(f), len)
+    };
+    let name = if stdin {
+        "standard input".to_string()
+    } else {
+        args.input.display().to_string()
+    };
+    let mut opts = args.select.options(1, args.mode.resume)?;
+    opts.symlinks = args.symlinks.into();
+    let mut w = open_output(
+        &args.archive,
+        args.select
+            .writer_options(args.mode.mode(), args.limit.shard_size_limit),
+    )?;
+    let quiet = args.quiet.quiet;
+    let progress = Progress::new(!quiet, "converting", total);
+    let count = Arc::new(AtomicU64::new(0));
+    let position = {
+        let c = count.clone();
+        move || c.load(Ordering::Relaxed)
+    };
+    let mut reporter = Reporter::new(PROG, quiet, &progress);
+    reporter.position = Some(&position);
+    if args.mode.resume {
+        w.trim_garbage().map_err(plain)?;
+    }
+    let input = Counting {
+        inner: reader,
+        count,
+    };
+    let result = ingest::import_tar(&mut w, input, &name, &opts, &mut |e| reporter.event(e));
+    conclude(w, result, &reporter, args.mode.mode())
+}
+
+pub fn run_legacy(args: LegacyArgs) -> anyhow::Result<ExitCode> {
+    const PROG: &str = "archive2barecat";
+    let mode = if args.overwrite {
+        CreateMode::Overwrite
+    } else {
+        CreateMode::AppendOrCreate
+    };
+    let opts = ingest::IngestOptions::default();
+    let kind = ingest::detect_kind(&args.archive_file).map_err(plain)?;
+    let zip = match kind {
+        ArchiveKind::Zip => Some(ingest::ZipSource::open(&args.archive_file).map_err(plain)?),
+        ArchiveKind::Tar => None,
+    };
+    let mut w = open_output(
+        &args.barecat_file,
+        crate::WriterOptions {
+            mode,
+            shard_size_limit: args.limit.shard_size_limit,
+            ..Default::default()
+        },
+    )?;
+    let progress = Progress::new(true, "converting", None);
+    let mut reporter = Reporter::new(PROG, false, &progress);
+    let result = match &zip {
+        Some(src) => ingest::import_zip_source(&mut w, src, &opts, &mut |e| reporter.event(e)),
+        None => {
+            let f = File::open(&args.archive_file)
+                .with_context(|| format!("cannot open {}", args.archive_file.display()))?;
+            let name = args.archive_file.display().to_string();
+            ingest::import_tar(&mut w, f, &name, &opts, &mut |e| reporter.event(e))
+        }
+    };
+    conclude(w, result, &reporter, mode)
+}

@@ -1,0 +1,72 @@
+//! `barecat-from-zip`: convert a zip file into a barecat archive.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use super::common::{Quiet, ShardLimit, Workers};
+use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs, Symlinks};
+use crate::ingest;
+use crate::progress::Progress;
+
+const EXAMPLES: &str = "\
+Examples:
+  barecat-from-zip dataset.zip data.barecat
+  barecat-from-zip -j 8 -s 10G dataset.zip data.barecat   # 8 decompressing threads
+  barecat-from-zip --strip-components 1 dataset.zip data.barecat
+
+Entries are stored in the order of the zip's central directory, whatever -j is.
+Every compression method of the zip crate is read (stored, deflate, deflate64,
+bzip2, lzma, xz, zstd), zip64 included. Unix modes and owners are kept when the zip
+has them; times come from the extended-timestamp field (UTC) when present, else
+from the DOS time, read in the local time zone. Symbolic links are skipped and
+counted (--symlinks error reports them); encrypted entries and entries that fail
+their CRC check are reported and skipped.
+
+Exit status: 0 all added, 1 some entries skipped or an error, 2 usage error.";
+
+/// Convert a zip file into a barecat archive.
+#[derive(Debug, Parser)]
+#[command(name = "barecat-from-zip", version, after_help = EXAMPLES)]
+pub struct Args {
+    /// The zip file
+    #[arg(value_name = "INPUT")]
+    pub input: PathBuf,
+    /// The archive to create
+    #[arg(value_name = "ARCHIVE")]
+    pub archive: PathBuf,
+    /// What to do with symbolic links
+    #[arg(long, value_enum, default_value_t = Symlinks::Skip)]
+    pub symlinks: Symlinks,
+    #[command(flatten)]
+    pub mode: ModeArgs,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    #[command(flatten)]
+    pub limit: ShardLimit,
+    #[command(flatten)]
+    pub workers: Workers,
+    #[command(flatten)]
+    pub quiet: Quiet,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    const PROG: &str = "barecat-from-zip";
+    let mut opts = args.select.options(args.workers.get(), args.mode.resume)?;
+    opts.symlinks = args.symlinks.into();
+    let src = ingest::ZipSource::open(&args.input).map_err(plain)?;
+    let mut w = open_output(
+        &args.archive,
+        args.select
+            .writer_options(args.mode.mode(), args.limit.shard_size_limit),
+    )?;
+    let quiet = args.quiet.quiet;
+    let progress = Progress::new(!quiet, "converting", None);
+    let mut reporter = Reporter::new(PROG, quiet, &progress);
+    if args.mode.resume {
+        w.trim_garbage().map_err(plain)?;
+    }
+    let result = ingest::import_zip_source(&mut w, &src, &opts, &mut |e| reporter.event(e));
+    conclude(w, result, &reporter, args.mode.mode())
+}

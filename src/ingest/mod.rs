@@ -1,0 +1,292 @@
+//! Ingest: filling an archive from a directory tree, a list of paths, a tar stream or
+//! a zip file.
+//!
+//! Every source runs through one pipeline (`pipeline.rs`): entries are enumerated in a
+//! deterministic order, loaded (opened, read, checksummed) on reader threads, and
+//! handed to the single [`ArchiveWriter`] strictly in enumeration order. The output
+//! is therefore the same, byte for byte, whatever the number of threads. The data in
+//! flight is bounded by a byte budget ([`IngestOptions::buffer_size`]); files larger
+//! than a fraction of it are streamed in chunks and never held whole in memory.
+//!
+//! Bad entries (a file that vanishes, cannot be read, changes while being read, has a
+//! name that is not UTF-8, would escape the archive root, or duplicates a path) are
+//! reported through the event sink as one-line [`Problem`]s and skipped; the rest
+//! goes on ([`IngestOptions::strict`] stops at the first one instead). A corrupt or
+//! truncated tar or zip stops the import with [`Error::Input`] after everything
+//! before the damage has been added and committed.
+//!
+//! * [`add_paths`]: files and directories of the file system ([`FsInput`]).
+//! * [`import_tar`]: a tar stream, plain or compressed (detected by magic bytes).
+//! * [`import_zip`]: a zip file.
+//! * [`import_archive`]: a tar or zip file, told apart by its first bytes.
+//!
+//! All of them work on an already open writer, so that other operations (merging
+//! tar and zip inputs into an archive) can reuse them. They do not call
+//! [`ArchiveWriter::finish`]; the caller does.
+
+use std::fmt;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::{Error, IoContext, Result};
+use crate::writer::ArchiveWriter;
+
+pub mod decompress;
+pub mod filter;
+pub mod fs;
+pub(crate) mod pipeline;
+pub mod tar;
+pub mod zip;
+
+pub use filter::Filter;
+pub use fs::{FsInput, ListInput};
+pub use zip::ZipSource;
+
+/// What to do with symbolic links found in a tar or zip input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SymlinkPolicy {
+    /// Skip them and count them in the summary.
+    #[default]
+    Skip,
+    /// Report each one as a problem (skipped, exit status 1; stops with `strict`).
+    Error,
+}
+
+/// Default byte budget of the data in flight between the readers and the writer.
+pub const DEFAULT_BUFFER_SIZE: u64 = 16 << 20;
+
+/// Options shared by every source.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// Reader threads (file systems and zip files; a tar stream is read by one).
+    pub workers: usize,
+    /// Bytes of file content that may be in flight at once (read but not yet
+    /// written). Files larger than a quarter of it (at most 16 MiB) are streamed.
+    pub buffer_size: u64,
+    /// Drop this many leading components of every stored path (as tar does);
+    /// entries left with nothing are skipped.
+    pub strip_components: usize,
+    /// Stop at the first problem instead of skipping the entry.
+    pub strict: bool,
+    /// Skip, silently, entries whose path is already in the archive (resuming an
+    /// interrupted run). Without it such an entry is a duplicate, reported.
+    pub skip_existing: bool,
+    /// Symbolic links in tar and zip inputs.
+    pub symlinks: SymlinkPolicy,
+    /// Include and exclude patterns.
+    pub filter: Filter,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        IngestOptions {
+            workers: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            buffer_size: DEFAULT_BUFFER_SIZE,
+            strip_components: 0,
+            strict: false,
+            skip_existing: false,
+            symlinks: SymlinkPolicy::Skip,
+            filter: Filter::default(),
+        }
+    }
+}
+
+impl IngestOptions {
+    /// Files above this size are streamed in chunks.
+    pub(crate) fn stream_threshold(&self) -> u64 {
+        (self.buffer_size / 4).clamp(64 << 10, 16 << 20)
+    }
+}
+
+/// An entry that was skipped because of an error: one line naming it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The entry as the user knows it: a file-system path or a member name.
+    pub path: String,
+    /// What went wrong.
+    pub detail: String,
+}
+
+impl Problem {
+    pub fn new(path: impl Into<String>, detail: impl Into<String>) -> Problem {
+        Problem {
+            path: path.into(),
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn into_error(self) -> Error {
+        Error::Input {
+            path: self.path,
+            detail: self.detail,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", printable(&self.path), self.detail)
+    }
+}
+
+/// A name with its control characters escaped (`\n`, `\0`, …), so that a message
+/// naming it stays on one line.
+pub fn printable(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.chars().any(char::is_control) {
+        return name.into();
+    }
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// What an import reports while it runs, in input order.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// An entry was skipped because of an error (the run exits with status 1).
+    Problem(&'a Problem),
+    /// Something worth telling that is not an error (`removing leading '/'`, …).
+    Notice(&'a str),
+    /// More files and bytes were added (sent a few times per second, and at the end).
+    Progress { files: u64, bytes: u64 },
+    /// The total content size, when the input tells it up front (zip files).
+    Total { bytes: u64 },
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Files added (including hard links stored as copies).
+    pub files: u64,
+    /// Bytes of file content added.
+    pub bytes: u64,
+    /// Directory rows created (explicit directories and missing ancestors).
+    pub dirs: u64,
+    /// Entries skipped because of an error (each one was reported as a problem).
+    pub problems: u64,
+    /// Symbolic links skipped (tar and zip inputs).
+    pub symlinks: u64,
+    /// Device files, FIFOs and sockets skipped.
+    pub special: u64,
+    /// Hard links stored as files with a copy of their target's content.
+    pub hardlinks: u64,
+    /// Entries already in the archive and skipped (resuming).
+    pub existing: u64,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl Summary {
+    /// Everything went well: nothing was skipped because of an error.
+    pub fn is_clean(&self) -> bool {
+        self.problems == 0
+    }
+}
+
+/// Add files and directories of the file system (see [`FsInput`]) to an open
+/// archive.
+pub fn add_paths(
+    w: &mut ArchiveWriter,
+    input: &FsInput,
+    opts: &IngestOptions,
+    sink: &mut dyn FnMut(Event),
+) -> Result<Summary> {
+    fs::run(w, input, opts, sink)
+}
+
+/// Add the members of a tar stream (plain, gzip, bzip2, xz or zstd, detected by
+/// magic bytes) to an open archive. `name` names the input in messages.
+pub fn import_tar(
+    w: &mut ArchiveWriter,
+    input: impl Read + Send,
+    name: &str,
+    opts: &IngestOptions,
+    sink: &mut dyn FnMut(Event),
+) -> Result<Summary> {
+    tar::run(w, input, name, opts, sink)
+}
+
+/// Add the entries of the zip file at `path` to an open archive.
+pub fn import_zip(
+    w: &mut ArchiveWriter,
+    path: &Path,
+    opts: &IngestOptions,
+    sink: &mut dyn FnMut(Event),
+) -> Result<Summary> {
+    zip::run(w, &ZipSource::open(path)?, opts, sink)
+}
+
+/// Add the entries of an already opened zip file (see [`ZipSource::open`], which
+/// rejects a damaged zip before anything is written).
+pub fn import_zip_source(
+    w: &mut ArchiveWriter,
+    src: &ZipSource,
+    opts: &IngestOptions,
+    sink: &mut dyn FnMut(Event),
+) -> Result<Summary> {
+    zip::run(w, src, opts, sink)
+}
+
+/// The kind of an archive file to import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchiveKind {
+    Zip,
+    /// A tar stream, possibly compressed.
+    Tar,
+}
+
+/// Tell a zip file from a (possibly compressed) tar by its first bytes.
+pub fn detect_kind(path: &Path) -> Result<ArchiveKind> {
+    let mut head = [0u8; 4];
+    let mut f = File::open(path).at(path)?;
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]).at(path)? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(
+        if n == 4 && (head == *b"PK\x03\x04" || head == *b"PK\x05\x06") {
+            ArchiveKind::Zip
+        } else {
+            ArchiveKind::Tar
+        },
+    )
+}
+
+/// Import a tar or zip file, whichever it is.
+pub fn import_archive(
+    w: &mut ArchiveWriter,
+    path: &Path,
+    opts: &IngestOptions,
+    sink: &mut dyn FnMut(Event),
+) -> Result<Summary> {
+    match detect_kind(path)? {
+        ArchiveKind::Zip => import_zip(w, path, opts, sink),
+        ArchiveKind::Tar => {
+            let f = File::open(path).at(path)?;
+            import_tar(w, f, &path.display().to_string(), opts, sink)
+        }
+    }
+}
+
+/// An I/O error as a short phrase, without Rust's "(os error N)" suffix.
+pub(crate) fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}

@@ -1,0 +1,451 @@
+//! Zip files: every compression method the `zip` crate reads (stored, deflate,
+//! deflate64, bzip2, lzma, xz, zstd), zip64, directories, unix modes and times.
+//!
+//! Entries are read in central-directory order and decompressed on the reader
+//! threads, each with its own handle on the file.
+//!
+//! * Names ending in `/` are directories. Names are UTF-8 when they are valid UTF-8,
+//!   else decoded as CP437 (the zip default).
+//! * `mode` is the unix mode stored by the creator (Info-ZIP, Python) with its
+//!   file-type bits, or NULL when the zip holds none; `uid`/`gid` come from Info-ZIP's
+//!   "ux" extra field, else NULL.
+//! * `mtime_ns` is the extended-timestamp extra field (UTC seconds) when present;
+//!   otherwise the DOS date and time, which carry no time zone and are read in the
+//!   local time zone (`TZ`), as Info-ZIP's unzip and Python's zipfile do.
+//! * Symbolic links are skipped and counted, or reported ([`SymlinkPolicy`]);
+//!   encrypted entries, unsupported methods and CRC errors are reported and skipped.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use crossbeam_channel::bounded;
+use zip::read::ZipFile;
+use zip::ZipArchive;
+
+use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
+use super::{Event, IngestOptions, Problem, Summary, SymlinkPolicy};
+use crate::crc;
+use crate::entry::{Meta, S_IFDIR, S_IFMT, S_IFREG};
+use crate::error::{Error, IoContext, Result};
+use crate::index::Index;
+use crate::path as mpath;
+use crate::writer::ArchiveWriter;
+
+/// A file handle that reads with `pread`, so clones share nothing but the file.
+#[derive(Clone)]
+struct PRead {
+    file: Arc<File>,
+    pos: u64,
+    len: u64,
+}
+
+impl Read for PRead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for PRead {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let pos = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        match pos {
+            Some(p) => {
+                self.pos = p;
+                Ok(p)
+            }
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the file",
+            )),
+        }
+    }
+}
+
+enum What {
+    Dir,
+    File,
+}
+
+/// What the producer hands to the readers.
+enum Task {
+    Load {
+        index: usize,
+        path: String,
+        shown: String,
+        what: What,
+    },
+    Item(Item),
+}
+
+/// An opened zip file whose central directory was read.
+pub struct ZipSource {
+    name: String,
+    archive: ZipArchive<PRead>,
+}
+
+impl ZipSource {
+    /// Open the zip file at `path` and read its central directory: an input that
+    /// is not a zip file, or a damaged one, is an error here, before anything is
+    /// written.
+    pub fn open(path: &Path) -> Result<ZipSource> {
+        let name = path.display().to_string();
+        let file = File::open(path).at(path)?;
+        let len = file.metadata().at(path)?.len();
+        let reader = PRead {
+            file: Arc::new(file),
+            pos: 0,
+            len,
+        };
+        let archive = ZipArchive::new(reader).map_err(|e| Error::Input {
+            path: name.clone(),
+            detail: format!("not a zip file, or a damaged one: {e}"),
+        })?;
+        Ok(ZipSource { name, archive })
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.archive.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.archive.len() == 0
+    }
+}
+
+pub(crate) fn run(
+    w: &mut ArchiveWriter,
+    src: &ZipSource,
+    opts: &IngestOptions,
+    sink: &mut dyn FnMut(Event),
+) -> Result<Summary> {
+    let archive = &src.archive;
+    let name = &src.name;
+    let total: u64 = (0..archive.len())
+        .filter_map(|i| archive.by_index_data(i).ok().map(|e| e.size()))
+        .sum();
+    sink(Event::Total { bytes: total });
+    let existing = if opts.skip_existing {
+        w.commit()?;
+        Some(w.layout().index().to_path_buf())
+    } else {
+        None
+    };
+    let threshold = opts.stream_threshold();
+    let name_ref = name;
+    pipeline::run_parallel(
+        w,
+        opts,
+        sink,
+        move |emit: &mut dyn FnMut(Task) -> bool| {
+            let index = match existing.as_deref().map(Index::open_read).transpose() {
+                Ok(i) => i,
+                Err(e) => {
+                    emit(Task::Item(Item::Fatal(e)));
+                    return;
+                }
+            };
+            produce(archive, name_ref, opts, index.as_ref(), emit);
+        },
+        || {
+            let mut archive = archive.clone();
+            move |seq, task, out: &Outlet| match task {
+                Task::Item(item) => {
+                    out.send_small(seq, item);
+                }
+                Task::Load {
+                    index,
+                    path,
+                    shown,
+                    what,
+                } => load(&mut archive, seq, index, path, shown, what, out, threshold),
+            }
+        },
+    )
+}
+
+fn produce(
+    archive: &ZipArchive<PRead>,
+    name: &str,
+    opts: &IngestOptions,
+    existing: Option<&Index>,
+    emit: &mut dyn FnMut(Task) -> bool,
+) {
+    let problem =
+        |shown: &str, detail: String| Task::Item(Item::Problem(Problem::new(shown, detail)));
+    if archive.has_duplicate_names() {
+        let p = Problem::new(
+            name,
+            "holds several entries with the same name; only one of each is read",
+        );
+        if !emit(Task::Item(Item::Problem(p))) {
+            return;
+        }
+    }
+    for i in 0..archive.len() {
+        let entry = match archive.by_index_data(i) {
+            Ok(e) => e,
+            Err(e) => {
+                let detail = format!("damaged central directory entry {i}: {e}");
+                emit(Task::Item(Item::Fatal(Error::Input {
+                    path: name.to_string(),
+                    detail,
+                })));
+                return;
+            }
+        };
+        let shown = match entry.name() {
+            Ok(n) => n.into_owned(),
+            Err(_) => String::from_utf8_lossy(entry.name_raw()).into_owned(),
+        };
+        let task = if entry.is_symlink() {
+            match opts.symlinks {
+                SymlinkPolicy::Skip => Task::Item(Item::Skipped(Skip::Symlink)),
+                SymlinkPolicy::Error => problem(&shown, "symbolic link; skipped".into()),
+            }
+        } else if entry
+            .unix_mode()
+            .is_some_and(|m| m & S_IFMT != 0 && m & S_IFMT != S_IFREG && m & S_IFMT != S_IFDIR)
+        {
+            Task::Item(Item::Skipped(Skip::Special))
+        } else if entry.encrypted() {
+            problem(&shown, "encrypted; skipped".into())
+        } else if shown.contains('\0') {
+            problem(&shown, "name holds a NUL character; not stored".into())
+        } else if let Some(reason) = mpath::unsafe_reason(&shown) {
+            problem(&shown, format!("{reason}; not stored"))
+        } else {
+            let norm = mpath::normalize(&shown);
+            let what = if entry.is_dir() {
+                What::Dir
+            } else {
+                What::File
+            };
+            let stripped = if norm.is_empty() {
+                (opts.strip_components == 0).then(String::new)
+            } else {
+                mpath::strip_components(&norm, opts.strip_components).map(str::to_string)
+            };
+            match stripped {
+                _ if !norm.is_empty() && !opts.filter.selects(&norm) => {
+                    Task::Item(Item::Skipped(Skip::Quiet))
+                }
+                None => Task::Item(Item::Skipped(Skip::Quiet)),
+                Some(p) if matches!(what, What::File) && p.is_empty() => problem(
+                    &shown,
+                    "a file cannot be stored at the archive root; skipped".into(),
+                ),
+                Some(p) => {
+                    let present = existing.is_some_and(|ix| match what {
+                        What::Dir => ix.is_dir(&p).unwrap_or(false),
+                        What::File => ix.is_file(&p).unwrap_or(false),
+                    });
+                    match (present, &what) {
+                        (true, What::File) => Task::Item(Item::Skipped(Skip::Existing)),
+                        (true, What::Dir) => Task::Item(Item::Skipped(Skip::Quiet)),
+                        _ => Task::Load {
+                            index: i,
+                            path: p,
+                            shown,
+                            what,
+                        },
+                    }
+                }
+            }
+        };
+        if !emit(task) {
+            return;
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn load(
+    archive: &mut ZipArchive<PRead>,
+    seq: u64,
+    index: usize,
+    path: String,
+    shown: String,
+    what: What,
+    out: &Outlet,
+    threshold: u64,
+) {
+    let problem = |detail: String| Item::Problem(Problem::new(shown.clone(), detail));
+    let mut entry = match archive.by_index(index) {
+        Ok(e) => e,
+        Err(e) => {
+            out.send_small(seq, problem(format!("cannot read: {e}; skipped")));
+            return;
+        }
+    };
+    let mut meta = entry_meta(&entry);
+    if let What::Dir = what {
+        meta.mode = meta
+            .mode
+            .map(|m| if m & S_IFMT == 0 { m | S_IFDIR } else { m });
+        out.send_small(seq, Item::Dir { path, meta });
+        return;
+    }
+    meta.mode = meta
+        .mode
+        .map(|m| if m & S_IFMT == 0 { m | S_IFREG } else { m });
+    let size = entry.size();
+    if size <= threshold {
+        let Some(ticket) = out.reserve(seq, size) else {
+            return;
+        };
+        let mut data = Vec::with_capacity(size as usize);
+        let item = match entry.read_to_end(&mut data) {
+            Ok(n) if n as u64 == size => {
+                let crc = crc::crc32c(&data);
+                Item::File {
+                    path,
+                    meta,
+                    data,
+                    crc,
+                }
+            }
+            Ok(n) => problem(format!(
+                "holds {n} bytes instead of the {size} its header says; skipped"
+            )),
+            Err(e) => problem(format!("cannot read: {e}; skipped")),
+        };
+        out.send(seq, item, ticket);
+        return;
+    }
+    let Some(ticket) = out.reserve(seq, 0) else {
+        return;
+    };
+    let (tx, rx) = bounded::<Chunk>(2);
+    if !out.send(
+        seq,
+        Item::Stream {
+            path,
+            meta,
+            size,
+            chunks: rx,
+        },
+        ticket,
+    ) {
+        return;
+    }
+    let fail = |detail: String| {
+        let _ = tx.send(Chunk::Failed(Problem::new(shown.clone(), detail)));
+    };
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(CHUNK as u64);
+        let mut chunk = Vec::with_capacity(n as usize);
+        match (&mut entry).take(n).read_to_end(&mut chunk) {
+            Ok(k) if k as u64 == n => {}
+            Ok(_) => {
+                return fail(format!(
+                    "holds fewer bytes than the {size} its header says; skipped"
+                ))
+            }
+            Err(e) => return fail(format!("cannot read: {e}; skipped")),
+        }
+        left -= n;
+        if tx.send(Chunk::Data(chunk)).is_err() {
+            return;
+        }
+    }
+    // Reading to the end lets the zip crate check the CRC-32.
+    let mut rest = Vec::new();
+    match entry.read_to_end(&mut rest) {
+        Ok(0) => {}
+        Ok(_) => fail(format!(
+            "holds more than the {size} bytes its header says; skipped"
+        )),
+        Err(e) => fail(format!("cannot read: {e}; skipped")),
+    }
+}
+
+fn entry_meta<R: Read>(entry: &ZipFile<'_, R>) -> Meta {
+    let mut meta = Meta {
+        mode: entry.unix_mode(),
+        ..Meta::default()
+    };
+    let mut utc = None;
+    for field in entry.extra_data_fields() {
+        match field {
+            zip::extra_fields::ExtraField::ExtendedTimestamp(ts) => {
+                utc = ts.mod_time().or(utc);
+            }
+            zip::extra_fields::ExtraField::Custom(c) if c.header_id == 0x7875 => {
+                if let Some((uid, gid)) = parse_unix_ids(&c.data) {
+                    meta.uid = Some(uid);
+                    meta.gid = Some(gid);
+                }
+            }
+            _ => {}
+        }
+    }
+    meta.mtime_ns = match utc {
+        Some(s) => Some(s as i64 * 1_000_000_000),
+        None => entry.last_modified().and_then(dos_local_ns),
+    };
+    meta
+}
+
+/// Info-ZIP's "ux" extra field: version 1, then size-prefixed little-endian uid, gid.
+fn parse_unix_ids(d: &[u8]) -> Option<(u32, u32)> {
+    if d.first() != Some(&1) {
+        return None;
+    }
+    let read = |at: usize| -> Option<(u64, usize)> {
+        let n = *d.get(at)? as usize;
+        if n == 0 || n > 8 {
+            return None;
+        }
+        let bytes = d.get(at + 1..at + 1 + n)?;
+        let v = bytes
+            .iter()
+            .rev()
+            .fold(0u64, |acc, &b| (acc << 8) | b as u64);
+        Some((v, at + 1 + n))
+    };
+    let (uid, next) = read(1)?;
+    let (gid, _) = read(next)?;
+    Some((u32::try_from(uid).ok()?, u32::try_from(gid).ok()?))
+}
+
+/// A DOS date and time, read in the local time zone.
+fn dos_local_ns(t: zip::DateTime) -> Option<i64> {
+    // SAFETY: a zeroed tm is a valid argument; mktime only reads and normalizes it.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    tm.tm_year = t.year() as i32 - 1900;
+    tm.tm_mon = t.month() as i32 - 1;
+    tm.tm_mday = t.day() as i32;
+    tm.tm_hour = t.hour() as i32;
+    tm.tm_min = t.minute() as i32;
+    tm.tm_sec = t.second() as i32;
+    tm.tm_isdst = -1;
+    let secs = unsafe { libc::mktime(&mut tm) };
+    (secs != -1).then(|| secs as i64 * 1_000_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unix_ids() {
+        assert_eq!(
+            parse_unix_ids(&[1, 4, 0xe8, 3, 0, 0, 4, 0xe9, 3, 0, 0]),
+            Some((1000, 1001))
+        );
+        assert_eq!(parse_unix_ids(&[1, 2, 1, 0, 2, 2, 0]), Some((1, 2)));
+        assert_eq!(parse_unix_ids(&[2, 4, 0, 0, 0, 0]), None);
+        assert_eq!(parse_unix_ids(&[1, 4, 0]), None);
+    }
+}
