@@ -281,24 +281,51 @@ fn bad_inputs_give_one_line_and_leave_nothing() {
     }
 }
 
+/// A directory tree on disk, packed as a tar (GNU tar) and a zip (Info-ZIP).
+fn tar_and_zip(dir: &Path) -> (PathBuf, PathBuf, BTreeMap<String, Vec<u8>>) {
+    let src = dir.join("tree");
+    let mut want = BTreeMap::new();
+    for i in 0..12u64 {
+        let (p, data) = (
+            format!("shared/from_tar_{i}.bin"),
+            pseudo_random(900 + i, 700 * i as usize),
+        );
+        write_tree(&src, &[(&p, &data)]);
+        want.insert(p, data);
+    }
+    write_tree(&src, &[("top_a.txt", b"tar's own top_a\n")]);
+    want.insert("top_a.txt".into(), b"tar's own top_a\n".to_vec());
+    let tarball = dir.join("in.tar.gz");
+    run_ok(
+        "tar",
+        args(&[&"-czf", &tarball, &"-C", &src, &"shared", &"top_a.txt"]),
+    );
+    let zipfile = dir.join("in.zip");
+    let o = std::process::Command::new("zip")
+        .args(["-qr", zipfile.to_str().unwrap(), "shared", "top_a.txt"])
+        .current_dir(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    (tarball, zipfile, want)
+}
+
 #[test]
-fn tar_and_zip_inputs_are_recognized() {
+fn tar_and_zip_inputs_are_merged() {
     let dir = tempfile::tempdir().unwrap();
     let a = input(dir.path(), "a", 1, 0o40755);
-    let tarball = dir.path().join("in.tar");
-    let mut header = vec![0u8; 1024];
-    header[..5].copy_from_slice(b"x.txt");
-    header[257..262].copy_from_slice(b"ustar");
-    fs::write(&tarball, &header).unwrap();
-    let zipfile = dir.path().join("in.zip");
-    fs::write(&zipfile, b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0").unwrap();
+    let (tarball, zipfile, from_tar) = tar_and_zip(dir.path());
+    // `top_a.txt` is in `a` and in both the tar and the zip.
     let out = dir.path().join("out.barecat");
     let before = names(dir.path());
-    for (input, kind) in [(&tarball, "tar"), (&zipfile, "zip")] {
+    for input in [&tarball, &zipfile] {
         let o = run_t(bin("barecat-merge"), args(&[&"-o", &out, &a, input]));
-        assert_eq!(code(&o), 1);
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
         assert_clean_error(&o);
-        assert!(stderr(&o).contains(kind), "{}", stderr(&o));
+        assert!(stderr(&o).contains("top_a.txt"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--ignore-duplicates"), "{}", stderr(&o));
+        assert_eq!(names(dir.path()), before, "nothing is left behind");
+        // Symlink merges take barecat inputs only.
         let o = run_t(
             bin("barecat-merge-symlink"),
             args(&[&"-o", &out, &a, input]),
@@ -308,6 +335,46 @@ fn tar_and_zip_inputs_are_recognized() {
         assert!(stderr(&o).contains("barecat inputs"), "{}", stderr(&o));
         assert_eq!(names(dir.path()), before);
     }
+    // With --ignore-duplicates the first input wins, whatever its kind.
+    let o = run_t(
+        bin("barecat-merge"),
+        args(&[&"--ignore-duplicates", &"-o", &out, &a, &tarball, &zipfile]),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mut want = union(&[&a]);
+    for (k, v) in &from_tar {
+        want.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    assert_eq!(contents(&out), want);
+    assert_eq!(contents(&out)["top_a.txt"], b"a\n");
+    py_verify(&out);
+    // A tar first, then a barecat archive that holds one of its paths.
+    let out2 = dir.path().join("out2.barecat");
+    let o = run_t(bin("barecat-merge"), args(&[&"-o", &out2, &tarball, &a]));
+    assert_eq!(code(&o), 1);
+    assert_clean_error(&o);
+    assert!(stderr(&o).contains("top_a.txt"), "{}", stderr(&o));
+    assert!(!Layout::exists(&out2).unwrap());
+    let o = run_t(
+        bin("barecat-merge"),
+        args(&[&"--ignore-duplicates", &"-o", &out2, &tarball, &a]),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(contents(&out2)["top_a.txt"], b"tar's own top_a\n");
+    assert_eq!(contents(&out2).len(), want.len());
+    py_verify(&out2);
+    // A corrupt tar: one line, nothing left.
+    let bad = dir.path().join("bad.tar");
+    let mut header = vec![0u8; 1024];
+    header[..5].copy_from_slice(b"x.txt");
+    header[257..262].copy_from_slice(b"ustar");
+    fs::write(&bad, &header).unwrap();
+    let out3 = dir.path().join("out3.barecat");
+    let o = run_t(bin("barecat-merge"), args(&[&"-o", &out3, &a, &bad]));
+    assert_eq!(code(&o), 1);
+    assert_clean_error(&o);
+    assert!(stderr(&o).contains("bad.tar"), "{}", stderr(&o));
+    assert!(!Layout::exists(&out3).unwrap());
 }
 
 #[test]

@@ -18,6 +18,7 @@ Examples:
   barecat-merge -a -o all.barecat part3.barecat            # add to all.barecat
   barecat-merge --ignore-duplicates -o all.barecat a.barecat b.barecat
   barecat-merge --symlink -o all.barecat part1.barecat part2.barecat   # no copying
+  barecat-merge -o all.barecat part1.barecat extra.tar.gz more.zip      # tar, zip inputs
 
 Only the bytes of the files that end up in the output are copied: never the holes
 of an input, never a duplicate left out. A file path stored in two inputs is an
@@ -25,9 +26,14 @@ error (found before anything is written) unless --ignore-duplicates, which keeps
 the first; with -a, files already in the output win. The output is built under a
 temporary name and appears only when complete; with -f the old one is replaced
 then. Directory metadata is carried over (the first input with a directory gives
-it). Legacy form: barecat-merge INPUT... --output OUT [--overwrite].
+it). Inputs may also be tar files (plain or compressed) and zip files: their
+entries are added as barecat-from-tar and barecat-from-zip add them; a path found
+there that an earlier input has is skipped with --ignore-duplicates and fails the
+merge otherwise (again leaving the output as it was). --symlink takes barecat
+inputs only. Legacy form: barecat-merge INPUT... --output OUT [--overwrite].
 
-Exit status: 0 success, 1 failure (nothing is left half-written), 2 usage error.";
+Exit status: 0 success, 1 failure (nothing is left half-written) or entries of a
+tar or zip input skipped because of problems (each reported), 2 usage error.";
 
 /// Merge archives into one.
 #[derive(Debug, Parser)]
@@ -95,7 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     progress.finish();
     if !args.quiet.quiet {
         println!(
-            "{}: merged {} files ({}) from {} input(s){}",
+            "{}: merged {} files ({}) from {} input(s){}{}",
             args.output.display(),
             r.files,
             human(r.bytes),
@@ -104,8 +110,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 format!(", {} duplicate(s) left out", r.duplicates_skipped)
             } else {
                 String::new()
+            },
+            if r.problems > 0 {
+                format!(
+                    ", {} entries skipped because of problems reported above",
+                    r.problems
+                )
+            } else {
+                String::new()
             }
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if r.problems > 0 {
+        ExitCode::from(super::FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -379,7 +379,9 @@ struct Apply<'a> {
 impl Apply<'_> {
     fn problem(&mut self, p: Problem, sink: &mut dyn FnMut(Event)) -> Result<()> {
         if self.opts.strict {
-            return Err(p.into_error());
+            // The run stops here: the entry is not "skipped".
+            let detail = p.detail.strip_suffix("; skipped").unwrap_or(&p.detail);
+            return Err(Problem::new(p.path.clone(), detail).into_error());
         }
         self.summary.problems += 1;
         sink(Event::Problem(&p));

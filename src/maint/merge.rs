@@ -21,6 +21,7 @@ use crate::archive::Archive;
 use crate::crc;
 use crate::entry::{FileInfo, Order};
 use crate::error::{Error, Result};
+use crate::ingest::{self, Event, IngestOptions};
 use crate::layout::Layout;
 use crate::maint::inputs::{
     check_not_output, classify, install, open_barecat, plan_duplicates, temp_name, InputKind,
@@ -67,47 +68,57 @@ pub struct MergeReport {
     pub dirs: u64,
     /// Files left out because an earlier input (or the output) has the path.
     pub duplicates_skipped: u64,
+    /// Entries of tar or zip inputs skipped because of a problem (each one reported).
+    pub problems: u64,
 }
 
 /// An input, opened.
 enum Source {
     Barecat(Box<Archive>),
-    Foreign(InputKind),
+    /// A tar or zip file, read through the ingest importers.
+    Foreign,
 }
 
-fn foreign_unsupported(path: &Path, kind: InputKind) -> Error {
-    let what = match kind {
-        InputKind::Zip => "zip",
-        _ => "tar",
-    };
-    Error::UnsupportedInput {
-        path: path.to_path_buf(),
-        detail: format!(
-            "{what} inputs are not supported by barecat-merge yet; convert the file to a \
-             barecat archive first"
-        ),
-    }
-}
-
-/// Add the entries of a tar or zip input to `w`. Their paths are known only while
-/// reading, so a path the output already has is skipped with `ignore_duplicates`
-/// and fails the merge otherwise.
+/// Add the entries of a tar or zip input to `w` through the ingest importers. Their
+/// paths are known only while reading: a path the output already has is skipped with
+/// `ignore_duplicates`, and stops the merge otherwise (the output, built under a
+/// temporary name or appended in one transaction, is then left as it was). Returns
+/// the duplicates skipped and the entries skipped because of other problems (each
+/// one reported).
 fn import_foreign(
-    _w: &mut ArchiveWriter,
+    w: &mut ArchiveWriter,
     path: &Path,
-    kind: InputKind,
-    _ignore_duplicates: bool,
-    _progress: &Progress,
-) -> Result<u64> {
-    Err(foreign_unsupported(path, kind))
-}
-
-/// Can inputs of this kind be merged? (Tar and zip inputs are refused before
-/// anything is written until [`import_foreign`] reads them.)
-fn check_kind(path: &Path, kind: InputKind) -> Result<()> {
-    match kind {
-        InputKind::Barecat => Ok(()),
-        other => Err(foreign_unsupported(path, other)),
+    ignore_duplicates: bool,
+    progress: &Progress,
+) -> Result<(u64, u64)> {
+    let opts = IngestOptions {
+        strict: !ignore_duplicates,
+        skip_existing: ignore_duplicates,
+        ..IngestOptions::default()
+    };
+    let mut sink = |ev: Event| match ev {
+        Event::Problem(p) => progress.println(&format!("barecat-merge: {}: {p}", path.display())),
+        Event::Notice(n) => progress.println(&format!("barecat-merge: {}: {n}", path.display())),
+        Event::Progress { files, bytes } => progress.add(files, bytes),
+        Event::Total { .. } => {}
+    };
+    match ingest::import_archive(w, path, &opts, &mut sink) {
+        Ok(s) => Ok((s.existing, s.problems)),
+        Err(Error::Input {
+            path: member,
+            detail,
+        }) => {
+            let hint = if detail.contains("duplicate path") {
+                " (use --ignore-duplicates to keep the first)"
+            } else {
+                ""
+            };
+            Err(Error::Input {
+                path: format!("{}: {member}", path.display()),
+                detail: format!("{detail}{hint}"),
+            })
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -125,10 +136,9 @@ pub fn merge(
     for p in inputs {
         check_not_output(p, output)?;
         let kind = classify(p)?;
-        check_kind(p, kind)?;
         sources.push(match kind {
             InputKind::Barecat => Source::Barecat(Box::new(open_barecat(p)?)),
-            other => Source::Foreign(other),
+            _ => Source::Foreign,
         });
     }
     // The inputs' shards stay open once read.
@@ -172,7 +182,7 @@ pub fn merge(
         .iter()
         .filter_map(|s| match s {
             Source::Barecat(a) => a.root().ok().map(|r| r.size_tree.max(0) as u64),
-            Source::Foreign(_) => None,
+            Source::Foreign => None,
         })
         .sum();
     progress.set_total(total);
@@ -219,11 +229,13 @@ pub fn merge(
             match s {
                 Source::Barecat(a) => {
                     let skip = position[k].map_or(&empty, |i| &plan.skip[i]);
-                    copy_archive(&mut w, a, skip, progress)?;
-                }
-                Source::Foreign(kind) => {
                     report.duplicates_skipped +=
-                        import_foreign(&mut w, p, *kind, ignore, progress)?;
+                        copy_archive(&mut w, p, a, skip, ignore, progress)?;
+                }
+                Source::Foreign => {
+                    let (dups, problems) = import_foreign(&mut w, p, ignore, progress)?;
+                    report.duplicates_skipped += dups;
+                    report.problems += problems;
                 }
             }
         }
@@ -299,12 +311,23 @@ fn restore(path: &Path, before: &[(PathBuf, u64)]) -> Result<()> {
 
 /// Copy the directories (with their metadata; the first input that has a
 /// directory gives it) and the files of `src`, except the paths in `skip`.
+///
+/// Duplicates among barecat inputs are planned before anything is written (`skip`);
+/// a path that an earlier tar or zip input added is found only here: skipped with
+/// `ignore_duplicates` (counted in the returned number), an error otherwise.
 fn copy_archive(
     w: &mut ArchiveWriter,
+    input: &Path,
     src: &Archive,
     skip: &HashSet<String>,
+    ignore_duplicates: bool,
     progress: &Progress,
-) -> Result<()> {
+) -> Result<u64> {
+    let mut dups = Dups {
+        input,
+        ignore: ignore_duplicates,
+        skipped: 0,
+    };
     for d in src.dirs("")? {
         if d.path.is_empty() || w.index().is_dir(&d.path)? {
             continue;
@@ -319,11 +342,39 @@ fn copy_archive(
             continue;
         }
         if !run.extend(&fi) {
-            run.copy(w, src, &mut buf, progress)?;
+            run.copy(w, src, &mut buf, &mut dups, progress)?;
             run.start(fi);
         }
     }
-    run.copy(w, src, &mut buf, progress)
+    run.copy(w, src, &mut buf, &mut dups, progress)?;
+    Ok(dups.skipped)
+}
+
+/// How [`copy_archive`] treats a path already in the output.
+struct Dups<'a> {
+    input: &'a Path,
+    ignore: bool,
+    skipped: u64,
+}
+
+impl Dups<'_> {
+    /// Turn the writer's "already exists" into a skip or a merge error.
+    fn check<T>(&mut self, r: Result<T>) -> Result<Option<T>> {
+        match r {
+            Ok(v) => Ok(Some(v)),
+            Err(Error::FileExists(_)) if self.ignore => {
+                self.skipped += 1;
+                Ok(None)
+            }
+            Err(Error::FileExists(p)) => Err(Error::Input {
+                path: format!("{}: {p}", self.input.display()),
+                detail: "already in the output from an earlier input (use --ignore-duplicates \
+                         to keep the first)"
+                    .into(),
+            }),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// Files of one shard that are read with a single positioned read.
@@ -365,6 +416,7 @@ impl Run {
         w: &mut ArchiveWriter,
         src: &Archive,
         buf: &mut Vec<u8>,
+        dups: &mut Dups,
         progress: &Progress,
     ) -> Result<()> {
         let files = std::mem::take(&mut self.files);
@@ -375,7 +427,7 @@ impl Run {
         if span > RUN_BYTES {
             // A single large file: stream it.
             for fi in &files {
-                copy_streamed(w, src, fi, buf)?;
+                dups.check(copy_streamed(w, src, fi, buf))?;
                 progress.add(1, fi.size);
             }
             return Ok(());
@@ -400,7 +452,7 @@ impl Run {
                     });
                 }
             }
-            w.add_file(&fi.path, fi.meta, data, Some(actual))?;
+            dups.check(w.add_file(&fi.path, fi.meta, data, Some(actual)))?;
             progress.add(1, fi.size);
         }
         Ok(())
