@@ -23,6 +23,7 @@
 //! When the writer stops early (an error, strict mode), it marks the flow aborted
 //! and drops its receivers: blocked loaders and the producer wake up and return.
 
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -142,6 +143,17 @@ impl Flow {
         }
     }
 
+    /// Like [`acquire`](Self::acquire), but never waits: false when the bytes do not
+    /// fit now (or the run was aborted).
+    fn try_acquire(&self, seq: u64, bytes: u64) -> bool {
+        let mut st = self.lock();
+        if !st.aborted && (seq == st.next || st.used + bytes <= self.budget) {
+            st.used += bytes;
+            return true;
+        }
+        false
+    }
+
     fn release(&self, next: u64, bytes: u64) {
         let mut st = self.lock();
         st.used = st.used.saturating_sub(bytes);
@@ -165,29 +177,68 @@ impl Flow {
 #[must_use]
 pub(crate) struct Ticket(u64);
 
-/// Where loaders and sequential producers send their items.
+/// Items are handed to the writer in batches of at most this many…
+const BATCH_ITEMS: usize = 64;
+/// …or this many bytes of content.
+const BATCH_BYTES: u64 = 1 << 20;
+/// Tasks go to the readers in batches of at most this many, sent early when the
+/// producer is slow (a `find` feeding paths through a pipe).
+const TASK_BATCH: usize = 64;
+const TASK_BATCH_AGE: Duration = Duration::from_millis(20);
+
+/// Where loaders and sequential producers send their items. Items are collected
+/// into batches (one channel message, one wake-up of the writer, per batch instead of
+/// per item). A batch is sent when full, when it holds a streamed file (whose chunks
+/// the writer waits for), before the outlet waits for budget, and by [`flush`]
+/// (after each batch of tasks): so an item the writer needs is never held back while
+/// its sender waits.
+///
+/// [`flush`]: Outlet::flush
 pub(crate) struct Outlet<'a> {
-    tx: Sender<Sent>,
+    tx: Sender<Vec<Sent>>,
     flow: &'a Flow,
+    batch: RefCell<Vec<Sent>>,
+    batch_bytes: Cell<u64>,
+    gone: Cell<bool>,
 }
 
-impl Outlet<'_> {
-    /// Reserve budget for item `seq` with `content` bytes; waits. None when the run
-    /// was aborted.
+impl<'a> Outlet<'a> {
+    fn new(tx: Sender<Vec<Sent>>, flow: &'a Flow) -> Outlet<'a> {
+        Outlet {
+            tx,
+            flow,
+            batch: RefCell::new(Vec::with_capacity(BATCH_ITEMS)),
+            batch_bytes: Cell::new(0),
+            gone: Cell::new(false),
+        }
+    }
+
+    /// Reserve budget for item `seq` with `content` bytes; waits (after sending what
+    /// is batched). None when the run was aborted.
     pub fn reserve(&self, seq: u64, content: u64) -> Option<Ticket> {
         let cost = content.saturating_add(ITEM_OVERHEAD);
+        if self.flow.try_acquire(seq, cost) {
+            return Some(Ticket(cost));
+        }
+        // The batch may hold the item the writer needs next: send it before waiting.
+        self.flush();
         self.flow.acquire(seq, cost).then_some(Ticket(cost))
     }
 
     /// Send item `seq` with the budget reserved for it. False when the writer is gone.
     pub fn send(&self, seq: u64, item: Item, ticket: Ticket) -> bool {
-        self.tx
-            .send(Sent {
-                seq,
-                item,
-                cost: ticket.0,
-            })
-            .is_ok()
+        let stream = matches!(item, Item::Stream { .. });
+        let cost = ticket.0;
+        let full = {
+            let mut batch = self.batch.borrow_mut();
+            batch.push(Sent { seq, item, cost });
+            self.batch_bytes.set(self.batch_bytes.get() + cost);
+            batch.len() >= BATCH_ITEMS || self.batch_bytes.get() >= BATCH_BYTES
+        };
+        if stream || full {
+            self.flush();
+        }
+        !self.gone.get()
     }
 
     /// Reserve the fixed overhead and send an item without content.
@@ -198,8 +249,24 @@ impl Outlet<'_> {
         }
     }
 
+    /// Hand what is batched to the writer. False when the writer is gone.
+    pub fn flush(&self) -> bool {
+        let batch = std::mem::take(&mut *self.batch.borrow_mut());
+        self.batch_bytes.set(0);
+        if !batch.is_empty() && self.tx.send(batch).is_err() {
+            self.gone.set(true);
+        }
+        !self.gone.get()
+    }
+
     pub fn aborted(&self) -> bool {
         self.flow.aborted()
+    }
+}
+
+impl Drop for Outlet<'_> {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -234,35 +301,49 @@ where
     let flow = Flow::new(opts.buffer_size);
     let workers = opts.workers.max(1);
     std::thread::scope(|s| {
-        let (task_tx, task_rx) = bounded::<(u64, T)>(1024);
-        let (item_tx, item_rx) = unbounded::<Sent>();
+        let (task_tx, task_rx) = bounded::<Vec<(u64, T)>>(1024 / TASK_BATCH);
+        let (item_tx, item_rx) = unbounded::<Vec<Sent>>();
         let flow = &flow;
         spawn(s, "bc-producer", move || {
             let mut seq = 0u64;
+            let mut batch: Vec<(u64, T)> = Vec::with_capacity(TASK_BATCH);
+            let mut started = Instant::now();
             let mut emit = |task: T| -> bool {
                 if flow.aborted() {
                     return false;
                 }
-                let ok = task_tx.send((seq, task)).is_ok();
+                if batch.is_empty() {
+                    started = Instant::now();
+                }
+                batch.push((seq, task));
                 seq += 1;
-                ok
+                if batch.len() >= TASK_BATCH || started.elapsed() >= TASK_BATCH_AGE {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(TASK_BATCH));
+                    return task_tx.send(full).is_ok();
+                }
+                true
             };
             produce(&mut emit);
+            if !batch.is_empty() {
+                let _ = task_tx.send(batch);
+            }
         });
         for _ in 0..workers {
             let task_rx = task_rx.clone();
-            let outlet = Outlet {
-                tx: item_tx.clone(),
-                flow,
-            };
+            let item_tx = item_tx.clone();
             let make_loader = &make_loader;
             spawn(s, "bc-reader", move || {
+                let outlet = Outlet::new(item_tx, flow);
                 let mut load = make_loader();
-                while let Ok((seq, task)) = task_rx.recv() {
-                    if outlet.aborted() {
-                        break;
+                'tasks: while let Ok(batch) = task_rx.recv() {
+                    for (seq, task) in batch {
+                        if outlet.aborted() {
+                            break 'tasks;
+                        }
+                        load(seq, task, &outlet);
                     }
-                    load(seq, task, &outlet);
+                    // Nothing stays batched while this reader waits for tasks.
+                    outlet.flush();
                 }
             });
         }
@@ -285,10 +366,10 @@ where
 {
     let flow = Flow::new(opts.buffer_size);
     std::thread::scope(|s| {
-        let (item_tx, item_rx) = unbounded::<Sent>();
+        let (item_tx, item_rx) = unbounded::<Vec<Sent>>();
         let flow = &flow;
         spawn(s, "bc-producer", move || {
-            let outlet = Outlet { tx: item_tx, flow };
+            let outlet = Outlet::new(item_tx, flow);
             produce(&outlet);
         });
         consume(w, item_rx, flow, opts, sink)
@@ -298,7 +379,7 @@ where
 /// The writer side: take items in sequence order and apply them.
 fn consume(
     w: &mut ArchiveWriter,
-    rx: Receiver<Sent>,
+    rx: Receiver<Vec<Sent>>,
     flow: &Flow,
     opts: &IngestOptions,
     sink: &mut dyn FnMut(Event),
@@ -314,35 +395,57 @@ fn consume(
     // Items that arrived ahead of their turn; slot i holds item `next + i`.
     let mut pending: VecDeque<Option<Sent>> = VecDeque::new();
     let mut next = 0u64;
+    // Budget of written items, given back in bulk: before the writer waits for
+    // anything (so that the item it waits for can always get budget) and every
+    // `BATCH_ITEMS` items.
+    let mut unreleased = (0u64, 0usize);
+    let release = |next: u64, unreleased: &mut (u64, usize)| {
+        flow.release(next, unreleased.0);
+        *unreleased = (0, 0);
+    };
     let result = loop {
         let sent = match pending.front_mut().and_then(Option::take) {
             Some(s) => {
                 pending.pop_front();
                 s
             }
-            None => match rx.recv() {
-                Ok(s) if s.seq == next => {
-                    pending.pop_front();
-                    s
-                }
-                Ok(s) => {
+            None => {
+                let batch = match rx.try_recv() {
+                    Ok(b) => Ok(b),
+                    Err(_) => {
+                        release(next, &mut unreleased);
+                        rx.recv()
+                    }
+                };
+                let Ok(batch) = batch else {
+                    break Ok(());
+                };
+                for s in batch {
                     let i = (s.seq - next) as usize;
                     if pending.len() <= i {
                         pending.resize_with(i + 1, || None);
                     }
                     pending[i] = Some(s);
-                    continue;
                 }
-                Err(_) => break Ok(()),
-            },
+                continue;
+            }
         };
+        if matches!(sent.item, Item::Stream { .. }) {
+            // The writer is about to wait for the chunks of this file.
+            release(next, &mut unreleased);
+        }
         let r = apply.item(w, sent.item, sink);
         next += 1;
-        flow.release(next, sent.cost);
+        unreleased.0 += sent.cost;
+        unreleased.1 += 1;
+        if unreleased.1 >= BATCH_ITEMS {
+            release(next, &mut unreleased);
+        }
         if let Err(e) = r {
             break Err(e);
         }
     };
+    release(next, &mut unreleased);
     apply.flush_progress(sink, true);
     let stats = w.stats();
     let mut summary = apply.summary;
