@@ -71,6 +71,6 @@ for name in a.sets.split(","):
                        prepare=f"rm -f {out}.barecat {out}.barecat-shard-*"))
         targets.append(("per-file cost at 10x the files <= 1.2x (time ratio <= 12)", OURS,
                         "barecat-create (ours), 1/10 of the files", 12.0, "le"))
-    res = run(f"create-{name}-{a.scale:g}", cs, rounds=a.rounds)
+    res = run(f"create-{name}-{a.scale:g}", cs, rounds=a.rounds, cold=True)
     report(res, reference=OURS, targets=targets,
            extra=f"Dataset: `{t.name}` ({(t / '.complete').read_text().strip()} files).")

@@ -35,7 +35,7 @@ cases = [
     Case("python barecat convert .tar", f"{py_barecat()} convert -f {arch} {pytar}",
          prepare=f"rm -f {pytar}", note="writes a file"),
 ]
-res = run(f"export-{a.dataset}-{a.scale:g}", cases, rounds=a.rounds)
+res = run(f"export-{a.dataset}-{a.scale:g}", cases, rounds=a.rounds, warm=[arch] + shards)
 for p in (pyzip, pytar):
     p.unlink(missing_ok=True)
 cat = "cat of the shards"

@@ -36,7 +36,7 @@ cases = [
     Case("python barecat extract", f"{py_barecat()} extract {arch} -C {out}", prepare=fresh),
 ]
 name = f"extract-tiny-{a.scale:g}" + ("" if a.dest == str(WORK / "extract-out") else "-dest")
-res = run(name, cases, rounds=a.rounds)
+res = run(name, cases, rounds=a.rounds, cold=True)
 sh(f"rm -rf {out}")
 report(res, reference="barecat-extract (ours)", targets=[
     ("extract no slower than GNU tar -xf (ratio <= 1.0)", "barecat-extract (ours)", "GNU tar -xf",

@@ -30,7 +30,6 @@ WORK.mkdir(parents=True, exist_ok=True)
 tar = WORK / f"{t.name}.tar"
 if not tar.exists():
     sh(f"tar -cf {tar}.tmp -C {t.parent} {t.name} && mv {tar}.tmp {tar}")
-page_cache_warm(tar)
 out = WORK / f"from-tar-{t.name}"
 OURS = "barecat-from-tar (ours)"
 STDIN = "barecat-from-tar (ours, stdin)"
@@ -51,7 +50,7 @@ targets = [
 if not a.no_python:
     targets.insert(0, ("at least 5x faster than Python barecat convert", OURS,
                        "python barecat convert", 5.0, "ge_speedup"))
-res = run(f"from-tar-{a.set}-{a.scale:g}", cases, rounds=a.rounds)
+res = run(f"from-tar-{a.set}-{a.scale:g}", cases, rounds=a.rounds, cold=True)
 report(res, reference=OURS, targets=targets,
        extra=f"Input: GNU tar of `{t.name}` ({tar.stat().st_size / 2**20:.0f} MiB, "
              f"{(t / '.complete').read_text().strip()} files).")

@@ -49,7 +49,11 @@ def sh(cmd, cwd=None, check=True):
 
 
 def page_cache_warm(path):
-    """Read a tree or file once so that the timed runs start from page cache."""
+    """Read a tree or file once so that the timed run starts from page cache.
+
+    This machine reclaims idle page cache within a minute or two, so cases that must
+    start from page cache list their inputs in `Case.warm`: they are read again right
+    before every run."""
     subprocess.run(f"find {shlex.quote(str(path))} -type f -print0 | xargs -0 cat > /dev/null",
                    shell=True, check=True)
 
@@ -61,12 +65,29 @@ class Case:
     prepare: str = ""          # untimed, before every run (e.g. remove the last output)
     cwd: str = ""
     note: str = ""
+    cold: bool = False         # drop the page cache before every run (untimed)
+    warm: tuple = ()           # files or trees read into the page cache before every run
     samples: list = field(default_factory=list)   # (seconds, peak_rss_kb)
+
+
+def drop_caches():
+    """Write dirty pages, then drop the page, dentry and inode caches (needs root)."""
+    subprocess.run("sync", shell=True, check=True)
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as e:
+        raise SystemExit(f"cold-cache runs need root (cannot drop caches: {e})")
 
 
 def measure(case):
     if case.prepare:
         subprocess.run(case.prepare, shell=True, check=True, cwd=case.cwd or None)
+    # Dirty pages of an earlier run must not be written back during this one.
+    subprocess.run("sync", shell=True, check=True)
+    if case.cold:
+        drop_caches()
+    for p in case.warm:
+        page_cache_warm(p)
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         argv = ["/usr/bin/time", "-o", tf.name, "-f", "%M", "bash", "-c", case.cmd]
         t0 = time.perf_counter()
@@ -81,11 +102,24 @@ def measure(case):
     return elapsed, rss
 
 
-def run(name, cases, rounds=5, warmup=True):
-    """Time every case `rounds` times, alternating their order each round."""
+def run(name, cases, rounds=5, warmup=True, cold=False, warm=()):
+    """Time every case `rounds` times, alternating their order each round.
+
+    cold=True drops the page cache before every run; warm=[paths] reads those files
+    or trees into the page cache before every run (both untimed)."""
     WORK.mkdir(parents=True, exist_ok=True)
+    for c in cases:
+        c.cold = c.cold or cold
+        c.warm = tuple(c.warm) + tuple(warm)
+    if cold:
+        cache = "cold: caches dropped (`sync; echo 3 > /proc/sys/vm/drop_caches`) before every run"
+    elif warm:
+        cache = "warm: inputs read into the page cache right before every run"
+    else:
+        cache = "as left by the previous run"
     print(f"== {name}: {len(cases)} commands x {rounds} rounds", file=sys.stderr)
-    if warmup:
+    # A warm-up run primes caches; pointless (and slow) when every run starts cold.
+    if warmup and not cold:
         for c in cases:
             measure(c)
     for r in range(rounds):
@@ -97,7 +131,7 @@ def run(name, cases, rounds=5, warmup=True):
             c.samples.append(s)
             print(f"  round {r + 1}: {c.label:<28} {s[0]:8.3f} s  {s[1] / 1024:8.1f} MB",
                   file=sys.stderr)
-    return {"name": name, "rounds": rounds, "cases": cases}
+    return {"name": name, "rounds": rounds, "cases": cases, "cache": cache}
 
 
 def summary(case):
@@ -136,7 +170,8 @@ def report(res, reference, targets=(), extra=""):
     ref = by[reference]["median_s"]
     lines = [f"### {res['name']}", "",
              f"{res['rounds']} rounds (alternating order), medians; {machine()}; "
-             f"ratio = median / median of `{reference}`.", "",
+             f"ratio = median / median of `{reference}`. Page cache: {res.get('cache', '?')}.",
+             "",
              "| command | median s | min s | max s | ratio | peak RSS MB |",
              "|---|---:|---:|---:|---:|---:|"]
     for r in rows:

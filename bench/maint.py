@@ -31,7 +31,7 @@ s = f"{a.scale:g}"
 if "du" in only:
     tiny = archive("tiny", a.scale)
     cases = [Case("barecat-du -s (ours)", f"{ours('barecat-du')} -s {tiny}")]
-    res = run(f"du-tiny-{s}", cases, rounds=a.rounds)
+    res = run(f"du-tiny-{s}", cases, rounds=a.rounds, warm=[tiny])
     report(res, reference="barecat-du -s (ours)", targets=[
         ("du -s of the 1M-file archive under 50 ms", "barecat-du -s (ours)", None, 0.05,
          "seconds_le")])
@@ -42,7 +42,7 @@ if "symlink" in only:
     out = WORK / f"symlink-{s}.barecat"
     cases = [Case("barecat-merge-symlink (ours)",
                   f"{ours('barecat-merge-symlink')} -q -f -o {out} {t1} {t2}")]
-    res = run(f"merge-symlink-tiny-{s}", cases, rounds=a.rounds)
+    res = run(f"merge-symlink-tiny-{s}", cases, rounds=a.rounds, warm=[t1, t2])
     report(res, reference="barecat-merge-symlink (ours)", targets=[
         ("symlink merge of two 1M-file archives under 10 s", "barecat-merge-symlink (ours)",
          None, 10.0, "seconds_le")])
@@ -63,7 +63,7 @@ if "merge" in only:
         Case("cat live bytes > file; sync", f"cat {shards(i1)} {shards(i2)} > {catout}; "
              f"sync {catout}", prepare=clean),
     ]
-    res = run(f"merge-images-{s}", cases, rounds=a.rounds)
+    res = run(f"merge-images-{s}", cases, rounds=a.rounds, cold=True)
     sh(clean)
     report(res, reference="barecat-merge (ours)", targets=[
         ("merge within 1.5x of cat of the live bytes", "barecat-merge (ours)",
@@ -99,7 +99,7 @@ if "defrag" in only:
         Case("cp of the live bytes; sync", f"cp {livefile} {copyfile}; sync {copyfile}",
              prepare=f"rm -f {copyfile}"),
     ]
-    res = run(f"defrag-images-{s}", cases, rounds=a.rounds)
+    res = run(f"defrag-images-{s}", cases, rounds=a.rounds, cold=True)
     sh(f"rm -f {work} {work}-shard-* {copyfile}")
     report(res, reference="barecat-defrag (ours)", targets=[
         ("full defrag within 2x of cp of the live bytes", "barecat-defrag (ours)",

@@ -24,7 +24,8 @@ cases = [
          note="reads every byte once, checks nothing"),
     Case("python barecat verify", f"{py_barecat()} verify {arch}"),
 ]
-res = run(f"verify-images-{a.scale:g}", cases, rounds=a.rounds)
+res = run(f"verify-images-{a.scale:g}", cases, rounds=a.rounds,
+          warm=[arch] + sorted(arch.parent.glob(arch.name + "-shard-*")))
 report(res, reference="barecat-verify (ours)", targets=[
     ("full verify within 1.5x of cat", "barecat-verify (ours)", "cat shards > /dev/null", 1.5, "le"),
     ("at least 4x faster than Python barecat", "barecat-verify (ours)", "python barecat verify",

@@ -28,6 +28,28 @@ impl Workers {
     }
 }
 
+/// `-j/--workers N` for work that waits on storage more than on the CPU (reading
+/// many small files): the default is larger than the number of cores, so that many
+/// reads are in flight at once (on a cold cache, 16 readers read a tree of small
+/// files several times faster than 2).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct IoWorkers {
+    /// Reader threads [default: 16, or the number of cores if larger]
+    #[arg(short = 'j', long = "workers", value_name = "N", value_parser = parse_workers)]
+    pub workers: Option<usize>,
+}
+
+/// Default number of reader threads of [`IoWorkers`].
+pub const IO_WORKERS: usize = 16;
+
+impl IoWorkers {
+    /// The number of threads to use: `-j N`, or the default.
+    pub fn get(&self) -> usize {
+        self.workers
+            .unwrap_or_else(|| default_workers().max(IO_WORKERS))
+    }
+}
+
 /// The number of cores available to this process (at least 1).
 pub fn default_workers() -> usize {
     std::thread::available_parallelism()

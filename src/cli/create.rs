@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
-use super::common::{Quiet, ShardLimit, Workers};
+use super::common::{IoWorkers, Quiet, ShardLimit};
 use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs};
 use crate::ingest::{self, FsInput, ListInput};
 use crate::progress::Progress;
@@ -25,7 +25,7 @@ Examples:
   find images -name '*.jpg' | barecat-create data.barecat
   find images -type f -print0 | barecat-create -0 data.barecat
   barecat-create -C /datasets/coco data.barecat train2017 val2017
-  barecat-create -s 10G -j 8 data.barecat images/   # 10 GiB shards, 8 readers
+  barecat-create -s 10G -j 64 data.barecat images/  # 10 GiB shards, 64 readers (NFS)
   barecat-create --exclude '*.tmp' -i '**/*.jpg' data.barecat images/
   barecat-create --resume data.barecat images/     # after an interruption
   barecat-create -a data.barecat more_images/      # add to an existing archive
@@ -79,7 +79,7 @@ pub struct Args {
     #[command(flatten)]
     pub limit: ShardLimit,
     #[command(flatten)]
-    pub workers: Workers,
+    pub workers: IoWorkers,
     #[command(flatten)]
     pub quiet: Quiet,
     /// Legacy: the archive to create (paths come from stdin)

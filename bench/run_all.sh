@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Every benchmark of BENCHMARKS.md, at full scale, one after the other (a few hours on
+# 2 cores). Results go to bench/results/*.md and *.json; BENCHMARKS.md quotes them.
+#
+#   bench/run_all.sh [ROUNDS]        # default 5 rounds
+#
+# Needs root (cold-cache runs drop the page cache) and ~40 GB of free disk.
+set -euo pipefail
+cd "$(dirname "$0")"
+rounds="${1:-5}"
+./setup.sh
+python3 gen_dataset.py all
+python3 create.py --rounds "$rounds"
+python3 from_tar.py --rounds "$rounds"
+python3 extract.py --rounds "$rounds"
+python3 export.py --rounds "$rounds"
+python3 verify.py --rounds "$rounds"
+python3 maint.py --rounds "$rounds"
+python3 rebuild.py --rounds "$rounds"
+ls -l results/
