@@ -1,8 +1,8 @@
 """Archives of the benchmark datasets, built once and reused (bench/work/*.barecat).
 
-`barecat-create` builds them when it exists in target/release; otherwise the
-library's `build_archive` example does (same layout: every file of the tree,
-in sorted order, stored under PREFIX/).
+They are built by the library's `build_archive` example (every file of the tree, in
+sorted order, stored under PREFIX/), which can also take every n-th file only (the
+two halves merged by bench/maint.py).
 """
 import os
 import subprocess

@@ -198,6 +198,24 @@ fn install_panic_hook(prog: &str) {
     }));
 }
 
+/// An error and its causes as one line, `context: error: cause`. A cause that the
+/// message before it already quotes (the library's errors name their source) is not
+/// repeated.
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if msg.contains(&part) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&part);
+    }
+    msg.replace('\n', " ")
+}
+
 /// Print an error as one line and pick the exit status.
 fn report(prog: &str, err: anyhow::Error) -> ExitCode {
     for cause in err.chain() {
@@ -218,7 +236,7 @@ fn report(prog: &str, err: anyhow::Error) -> ExitCode {
         }
     }
     let usage = err.downcast_ref::<UsageError>().is_some();
-    let msg = format!("{err:#}").replace('\n', " ");
+    let msg = one_line(&err);
     eprintln!("{prog}: {msg}");
     if usage {
         eprintln!("Try '{prog} --help' for more information.");
@@ -369,5 +387,22 @@ pub fn show_progress(quiet: bool) -> bool {
 pub fn print_warnings(prog: &str, warnings: &[String]) {
     for w in warnings {
         eprintln!("{prog}: warning: {w}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn causes_are_not_repeated() {
+        let io = std::io::Error::from_raw_os_error(28);
+        let e = anyhow::Error::new(crate::Error::io("/x/f", io)).context("cannot extract");
+        assert_eq!(
+            one_line(&e),
+            "cannot extract: /x/f: No space left on device (os error 28)"
+        );
+        let e = anyhow::anyhow!("outer").context("ctx\nwith newline");
+        assert_eq!(one_line(&e), "ctx with newline: outer");
     }
 }
