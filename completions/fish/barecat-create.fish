@@ -6,7 +6,7 @@ complete -c barecat-create -l strip-components -d 'Remove N leading components f
 complete -c barecat-create -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
 complete -c barecat-create -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
 complete -c barecat-create -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
-complete -c barecat-create -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat-create -s j -l workers -d 'Reader threads [default: 16, or the number of cores if larger]' -r
 complete -c barecat-create -l file -d 'Legacy: the archive to create (paths come from stdin)' -r -F
 complete -c barecat-create -s 0 -l null -d 'Paths in lists are terminated by NUL characters (find -print0)'
 complete -c barecat-create -s f -l force -d 'Overwrite an existing archive (all its shards are removed first)'
