@@ -185,14 +185,44 @@ impl Archive {
     }
 
     /// The whole content of `fi`, CRC-checked.
+    ///
+    /// Safe against a concurrent writer that moves files (defragmentation): a read
+    /// that fails (CRC mismatch, bytes past the end, shard gone) looks the row up
+    /// again and, if the file has moved, reads it at its new place. A file without a
+    /// stored CRC has its row checked after the read instead. Wrong bytes are never
+    /// returned without an error.
     pub fn read_file(&self, fi: &FileInfo) -> Result<Vec<u8>> {
-        let data = self.shards.read(fi)?;
-        check_crc(fi, &data)?;
-        Ok(data)
+        self.follow_moves(fi, |fi| {
+            let data = self.shards.read(fi)?;
+            check_crc(fi, &data)?;
+            Ok(data)
+        })
     }
 
-    /// `len` bytes of `fi` from `offset` (clamped to the file), not CRC-checked.
+    /// `len` bytes of `fi` from `offset` (clamped to the file). Not CRC-checked:
+    /// instead the row is looked up again after the read, and the read is repeated
+    /// at the file's new place if a concurrent writer moved it meanwhile (writers
+    /// overwrite a file's old bytes only after committing its move), so the bytes
+    /// returned are the file's.
     pub fn read_range(&self, fi: &FileInfo, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let mut cur = fi.clone();
+        for _ in 0..MOVE_RETRIES {
+            let r = self.read_range_once(&cur, offset, len);
+            if !self.shards.is_current(cur.shard) {
+                continue; // the shard file was replaced: read again from the new one
+            }
+            match self.moved(&cur)? {
+                None => return r,
+                Some(now) => {
+                    self.shards.forget(cur.shard);
+                    cur = now;
+                }
+            }
+        }
+        Err(kept_moving(fi))
+    }
+
+    fn read_range_once(&self, fi: &FileInfo, offset: u64, len: u64) -> Result<Vec<u8>> {
         let start = offset.min(fi.size);
         let n = len.min(fi.size - start);
         self.shards.check_extent(fi)?;
@@ -201,17 +231,72 @@ impl Archive {
         Ok(buf)
     }
 
+    /// The row of `fi`'s path if it differs from `fi` now (the file was moved,
+    /// resized or replaced), `None` if it is unchanged; an error if it is gone.
+    fn moved(&self, fi: &FileInfo) -> Result<Option<FileInfo>> {
+        match self.with_index(|i| i.file(&fi.path))? {
+            Some(now) if now == *fi => Ok(None),
+            Some(now) => Ok(Some(now)),
+            None => Err(Error::NotFound(fi.path.clone())),
+        }
+    }
+
+    /// Run a CRC-checked read of `fi`, following the file if a concurrent writer
+    /// moved it (see [`read_file`](Self::read_file)).
+    fn follow_moves<T>(&self, fi: &FileInfo, read: impl Fn(&FileInfo) -> Result<T>) -> Result<T> {
+        let mut cur = std::borrow::Cow::Borrowed(fi);
+        let mut reopened = false;
+        for _ in 0..MOVE_RETRIES {
+            let r = read(&cur);
+            let suspicious = match &r {
+                Ok(_) if cur.crc32c.is_none() => {
+                    if !self.shards.is_current(cur.shard) {
+                        continue; // read from a replaced shard file: read again
+                    }
+                    true
+                }
+                Ok(_) => false,
+                Err(e) => may_be_concurrent(e),
+            };
+            if !suspicious {
+                return r;
+            }
+            match self.moved(&cur)? {
+                Some(now) => {
+                    self.shards.forget(cur.shard);
+                    cur = std::borrow::Cow::Owned(now);
+                }
+                None if r.is_ok() => return r,
+                // Unchanged row, failed read: once more with the shard opened anew
+                // (it may have been replaced by a new file of the same name).
+                None if !reopened => {
+                    reopened = true;
+                    self.shards.forget(cur.shard);
+                }
+                None => return r,
+            }
+        }
+        Err(kept_moving(fi))
+    }
+
     /// Zero-copy view of `fi`'s bytes in the shard's memory map; not CRC-checked.
-    /// The view stays valid while the shard is not truncated by another process.
+    ///
+    /// While the map exists, writers do not cut the shard (they would kill this
+    /// process with SIGBUS), but a concurrent defragmentation may rewrite the bytes
+    /// of a file it moved: use [`read_file`](Self::read_file) or check the view with
+    /// [`check_crc`] right where it is used when writers may be running.
     pub fn map(&self, fi: &FileInfo) -> Result<MappedFile> {
         self.shards.slice(fi)
     }
 
-    /// Zero-copy view of `fi`'s bytes, CRC-checked.
+    /// Zero-copy view of `fi`'s bytes, CRC-checked (following a moved file as
+    /// [`read_file`](Self::read_file) does).
     pub fn map_verified(&self, fi: &FileInfo) -> Result<MappedFile> {
-        let m = self.shards.slice(fi)?;
-        check_crc(fi, &m)?;
-        Ok(m)
+        self.follow_moves(fi, |fi| {
+            let m = self.shards.slice(fi)?;
+            check_crc(fi, &m)?;
+            Ok(m)
+        })
     }
 
     /// Write `fi`'s content to `out`, CRC-checked. Files up to [`WHOLE_READ_LIMIT`]
@@ -330,6 +415,25 @@ impl Archive {
         })?;
         out.sort_by(|a, b| a.path().cmp(b.path()));
         Ok(out)
+    }
+}
+
+/// How often a read follows a file that a concurrent writer keeps moving.
+const MOVE_RETRIES: usize = 4;
+
+/// Errors that a concurrent defragmentation can cause for a reader holding an old
+/// row: the file's old bytes rewritten, cut off, or its shard removed.
+fn may_be_concurrent(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::CrcMismatch { .. } | Error::BadExtent { .. } | Error::MissingShard { .. }
+    )
+}
+
+fn kept_moving(fi: &FileInfo) -> Error {
+    Error::SourceChanged {
+        path: fi.path.clone(),
+        detail: "moved by a concurrent writer during every attempt to read it".into(),
     }
 }
 

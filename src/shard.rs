@@ -9,7 +9,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -23,6 +23,8 @@ use crate::layout::Layout;
 struct OpenShard {
     path: PathBuf,
     file: File,
+    /// Device and inode of the file when it was opened.
+    id: (u64, u64),
     map: RwLock<Option<Arc<Mmap>>>,
 }
 
@@ -58,9 +60,11 @@ impl ShardSet {
             }
             Err(e) => return Err(Error::io(&path, e)),
         };
+        let id = file.metadata().map(|m| (m.dev(), m.ino())).at(&path)?;
         let shard = Arc::new(OpenShard {
             path,
             file,
+            id,
             map: RwLock::new(None),
         });
         let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
@@ -68,6 +72,41 @@ impl ShardSet {
             open.resize(idx + 1, None);
         }
         Ok(open[idx].get_or_insert(shard).clone())
+    }
+
+    /// Close shard `n` (and its map), so that the next access opens the file again:
+    /// after a concurrent defragmentation removed it, or removed it and a writer
+    /// created a new one with the same number.
+    pub fn forget(&self, n: u64) {
+        if let Ok(idx) = usize::try_from(n) {
+            if let Some(slot) = self
+                .open
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_mut(idx)
+            {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Is the open file of shard `n` still the one at its path? False after a
+    /// concurrent writer removed the shard (and perhaps made a new one of the same
+    /// name); the next access then opens the file anew.
+    pub fn is_current(&self, n: u64) -> bool {
+        let open = {
+            let list = self.open.read().unwrap_or_else(|e| e.into_inner());
+            usize::try_from(n)
+                .ok()
+                .and_then(|i| list.get(i).cloned().flatten())
+        };
+        let Some(s) = open else { return true };
+        let now = fs::metadata(&s.path).map(|m| (m.dev(), m.ino())).ok();
+        if now == Some(s.id) {
+            return true;
+        }
+        self.forget(n);
+        false
     }
 
     fn missing(&self, n: u64, detail: &str) -> Error {
@@ -111,7 +150,7 @@ impl ShardSet {
                     let len = s.file.metadata().map(|m| m.len()).unwrap_or(0);
                     return Err(Self::bad_extent(
                         fi,
-                        format!("shard {} is only {len} bytes long", s.path.display()),
+                        format!("extends past the end of {} ({len} bytes)", s.path.display()),
                     ));
                 }
                 Ok(n) => done += n,
@@ -125,7 +164,11 @@ impl ShardSet {
     /// Read the whole content of `fi` into a new buffer. The length is checked
     /// against the shard first, so an absurd size never becomes a giant allocation.
     pub fn read(&self, fi: &FileInfo) -> Result<Vec<u8>> {
-        self.check_extent(fi)?;
+        // Small sizes are read at once (a short read is an error); only a large
+        // claimed size is checked against the shard before anything is allocated.
+        if fi.size > SMALL_READ {
+            self.check_extent(fi)?;
+        }
         let mut buf = vec![0u8; fi.size as usize];
         self.read_into(fi, 0, &mut buf)?;
         Ok(buf)
@@ -161,10 +204,15 @@ impl ShardSet {
                 return Ok(m.clone());
             }
         }
-        // SAFETY: the map is read-only. Shards are append-only while readers use them;
-        // a concurrent truncation by another process (defragmentation) is the one
-        // case a memory map cannot guard against, which is why the library's own
-        // readers use positioned reads and the zero-copy accessors are documented so.
+        if slot.is_none() {
+            // Writers cut a shard only when nobody holds this lock (see
+            // `truncate_unless_mapped`): a truncation under a memory map would kill the
+            // reader with SIGBUS when it touches the lost pages.
+            lock_shared(&s.file).at(&s.path)?;
+        }
+        // SAFETY: the map is read-only. Bytes are only appended to a shard, or (by
+        // defragmentation) rewritten where no committed row points; a shard is cut
+        // only while no reader holds its shared lock, taken above.
         let map = Arc::new(unsafe { Mmap::map(&s.file) }.at(&s.path)?);
         *slot = Some(map.clone());
         Ok(map)
@@ -210,6 +258,43 @@ impl AsRef<[u8]> for MappedFile {
     fn as_ref(&self) -> &[u8] {
         self
     }
+}
+
+/// Files up to this size are read without checking the shard's length first.
+const SMALL_READ: u64 = 4 << 20;
+
+fn flock(file: &File, op: libc::c_int) -> io::Result<bool> {
+    loop {
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => return Ok(false),
+            _ => return Err(e),
+        }
+    }
+}
+
+/// Take the shared lock that marks a shard as memory-mapped by a reader (waits
+/// while a writer is cutting it).
+fn lock_shared(file: &File) -> io::Result<()> {
+    flock(file, libc::LOCK_SH).map(drop)
+}
+
+/// Cut a shard to `len` bytes, unless a reader has it memory-mapped (holds its
+/// shared lock): a mapped reader that touched the lost pages would be killed by
+/// SIGBUS. Returns false, leaving the bytes in place (as trailing bytes that a later
+/// run can reclaim), when the shard is in use.
+pub fn truncate_unless_mapped(file: &File, path: &Path, len: u64) -> Result<bool> {
+    if !flock(file, libc::LOCK_EX | libc::LOCK_NB).at(path)? {
+        return Ok(false);
+    }
+    let r = file.set_len(len).at(path);
+    let _ = flock(file, libc::LOCK_UN);
+    r.map(|()| true)
 }
 
 /// `fsync` a directory so that a newly created entry in it survives a crash.
@@ -448,6 +533,24 @@ impl ShardAppender {
             self.writeback_from = self.writeback_from.min(offset);
         }
         Ok(())
+    }
+
+    /// Drop everything at or after `offset` in the current shard, unless a reader has
+    /// the shard memory-mapped (see [`truncate_unless_mapped`]); for bytes that
+    /// committed rows pointed at before (a deleted last file). Returns whether the
+    /// shard was cut; if not, the bytes stay as trailing garbage and new files go
+    /// after them.
+    pub fn truncate_to_unless_mapped(&mut self, offset: u64) -> Result<bool> {
+        self.flush()?;
+        if offset >= self.pos {
+            return Ok(true);
+        }
+        if !truncate_unless_mapped(&self.file, &self.path, offset)? {
+            return Ok(false);
+        }
+        self.pos = offset;
+        self.writeback_from = self.writeback_from.min(offset);
+        Ok(true)
     }
 
     /// Make every byte written so far durable: flush, `fdatasync`, and `fsync` the

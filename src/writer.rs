@@ -876,9 +876,12 @@ impl ArchiveWriter {
         let len = std::fs::metadata(&last).at(&last)?.len();
         if len > logical_end {
             let f = OpenOptions::new().write(true).open(&last).at(&last)?;
-            f.set_len(logical_end).at(&last)?;
-            f.sync_all().at(&last)?;
-            removed += len - logical_end;
+            // Left alone while a reader has the shard mapped (it may hold rows of
+            // files deleted since): the next run removes them.
+            if shard::truncate_unless_mapped(&f, &last, logical_end)? {
+                f.sync_all().at(&last)?;
+                removed += len - logical_end;
+            }
         }
         if removed > 0 {
             shard::sync_dir(&last)?;
@@ -947,7 +950,8 @@ impl ArchiveWriter {
             .map(|u| u.logical_end)
             .unwrap_or(0);
         if end < pos {
-            self.shards.truncate_to(end)?;
+            // Skipped while a reader has the shard mapped: the bytes stay as a gap.
+            self.shards.truncate_to_unless_mapped(end)?;
         }
         Ok(())
     }

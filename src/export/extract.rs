@@ -38,7 +38,6 @@ use rustix::io::Errno;
 use super::beneath::{kind_at, open_at, open_dir_for_meta, split, DirCache};
 use super::select::{duplicate_paths, Row, Selection};
 use super::{permissions, split_ns, Reporter, WHOLE_READ_LIMIT};
-use crate::archive::check_crc;
 use crate::entry::{FileInfo, Order};
 use crate::error::{Error, IoContext, Result};
 use crate::path::{is_safe_stored, strip_components};
@@ -307,14 +306,15 @@ fn write_file(ctx: &Ctx<'_>, cache: &mut DirCache<'_>, job: &Job) -> Result<()> 
     if fi.size > WHOLE_READ_LIMIT {
         return write_large(ctx, cache, fi, rel);
     }
-    // Checked before anything is created.
+    // Read into memory of our own and checked before anything is created: what is
+    // written is exactly what was checked, even if a concurrent defragmentation
+    // rewrites the shard meanwhile (the read follows a moved file).
     let data = if fi.size == 0 {
-        None
+        Vec::new()
     } else {
-        Some(ctx.archive.map(fi)?)
+        ctx.archive.read_file(fi)?
     };
-    let content: &[u8] = data.as_deref().unwrap_or(&[]);
-    check_crc(fi, content)?;
+    let content: &[u8] = &data;
     let (dir, name) = split(rel);
     let dfd = cache.get(dir)?;
     let perms = permissions(&fi.meta, ctx.opts.same_permissions);
@@ -413,7 +413,7 @@ fn set_mtime(fd: impl AsFd, mtime_ns: Option<i64>) -> rustix::io::Result<()> {
 /// is computed, renamed into place only when it matches.
 fn write_large(ctx: &Ctx<'_>, cache: &mut DirCache<'_>, fi: &FileInfo, rel: &str) -> Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let map = ctx.archive.map(fi)?;
+    ctx.archive.shards().check_extent(fi)?;
     let (dir, name) = split(rel);
     let dfd = cache.get(dir)?;
     let kind = kind_at(dfd, name);
@@ -439,13 +439,23 @@ fn write_large(ctx: &Ctx<'_>, cache: &mut DirCache<'_>, fi: &FileInfo, rel: &str
     let remove = || {
         let _ = rustix::fs::unlinkat(dfd, temp.as_str(), AtFlags::empty());
     };
+    // Chunks are read into memory of our own, checksummed and written from there:
+    // the CRC covers exactly the bytes written.
     let mut crc = 0u32;
-    for chunk in map.chunks(8 << 20) {
-        crc = crc32c::crc32c_append(crc, chunk);
-        if let Err(e) = file.write_all(chunk) {
+    let mut buf = vec![0u8; (8 << 20).min(fi.size as usize)];
+    let mut at = 0u64;
+    while at < fi.size {
+        let n = (fi.size - at).min(buf.len() as u64) as usize;
+        if let Err(e) = ctx.archive.shards().read_into(fi, at, &mut buf[..n]) {
+            remove();
+            return Err(e);
+        }
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        if let Err(e) = file.write_all(&buf[..n]) {
             remove();
             return Err(Error::io(ctx.dest_of(rel), e));
         }
+        at += n as u64;
     }
     if let Some(expected) = fi.crc32c {
         if expected != crc {

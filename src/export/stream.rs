@@ -67,11 +67,31 @@ enum Ready {
     Dir(DirInfo),
     File {
         fi: FileInfo,
-        data: Option<MappedFile>,
+        data: Data,
         crc32: u32,
         deflated: Option<Vec<u8>>,
     },
     Bad(Error),
+}
+
+/// The content of a file on its way to the output.
+enum Data {
+    /// Read into memory of our own and checked there: what is written is exactly
+    /// what was checked.
+    Owned(Vec<u8>),
+    /// A file over [`WHOLE_READ_LIMIT`], written from the shard's memory map; its
+    /// CRC is checked again after it was written (a concurrent defragmentation could
+    /// rewrite the bytes in between).
+    Mapped(MappedFile),
+}
+
+impl Data {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Data::Owned(v) => v,
+            Data::Mapped(m) => m,
+        }
+    }
 }
 
 const BATCH_ITEMS: usize = 512;
@@ -177,10 +197,23 @@ pub fn export<W: Write + Send>(
                         crc32,
                         deflated,
                     } => {
-                        let content: &[u8] = data.as_deref().unwrap_or(&[]);
+                        let content = data.bytes();
                         if let Err(e) = sink.file(&fi, content, crc32, deflated.as_deref()) {
                             result = Err(e);
                             break;
+                        }
+                        if let (Data::Mapped(m), Some(expected)) = (&data, fi.crc32c) {
+                            let actual = crc32c::crc32c(m);
+                            if actual != expected {
+                                // The member is in the output already: the output is
+                                // not usable.
+                                result = Err(Error::CrcMismatch {
+                                    member: fi.path.clone(),
+                                    expected,
+                                    actual,
+                                });
+                                break;
+                            }
                         }
                         files += 1;
                         bytes += fi.size;
@@ -226,15 +259,21 @@ fn prepare(
     if let Some(e) = refuse(&fi.path, dups) {
         return Ready::Bad(e);
     }
-    let data = if fi.size == 0 {
-        None
-    } else {
+    let data = if fi.size > WHOLE_READ_LIMIT {
         match archive.map(&fi) {
-            Ok(m) => Some(m),
+            Ok(m) => Data::Mapped(m),
+            Err(e) => return Ready::Bad(e),
+        }
+    } else if fi.size == 0 {
+        Data::Owned(Vec::new())
+    } else {
+        // CRC-checked, and following a file moved by a concurrent defragmentation.
+        match archive.read_file(&fi) {
+            Ok(v) => Data::Owned(v),
             Err(e) => return Ready::Bad(e),
         }
     };
-    let content: &[u8] = data.as_deref().unwrap_or(&[]);
+    let content = data.bytes();
     // CRC32C (and CRC-32 for zip) in one pass over the bytes, a chunk at a time so
     // that the second checksum reads from the cache.
     let mut crc32 = crc32fast::Hasher::new();

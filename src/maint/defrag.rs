@@ -38,7 +38,7 @@ use crate::layout::Layout;
 use crate::maint::copy::Copier;
 use crate::maint::space::{utilization, ShardSpace, SpaceScanner, SpaceSummary};
 use crate::progress::Progress;
-use crate::shard::sync_dir;
+use crate::shard::{sync_dir, truncate_unless_mapped};
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
 /// Sizes of the steps of the work.
@@ -471,12 +471,15 @@ fn truncate(
         let p = &shards[n].0;
         let end = ends[n];
         let now = f.metadata().map_err(|e| Error::io(p, e))?.len();
-        if now > end {
-            f.set_len(end).map_err(|e| Error::io(p, e))?;
+        // A shard a reader has memory-mapped is not cut (that would kill the reader
+        // with SIGBUS): its tail stays as trailing bytes for a later run.
+        if now > end && truncate_unless_mapped(f, p, end)? {
             f.sync_all().map_err(|e| Error::io(p, e))?;
             steps.step();
+            total += end;
+        } else {
+            total += now;
         }
-        total += now.min(end);
     }
     if removed {
         sync_dir(&layout.shard_path(0))?;
@@ -740,10 +743,9 @@ impl Mover<'_> {
         }
         self.copy_and_sync()?;
         self.commit_rows()?;
-        // 3. The scratch area is dead: cut it off.
-        self.files[n]
-            .set_len(base)
-            .map_err(|e| Error::io(&self.paths[n], e))?;
+        // 3. The scratch area is dead: cut it off (unless a reader has the shard
+        // mapped: it then stays as trailing bytes, cut at the end if possible).
+        truncate_unless_mapped(&self.files[n], &self.paths[n], base)?;
         self.pause();
         self.batch_started = Instant::now();
         Ok(j - i)

@@ -970,17 +970,33 @@ fn scan_files(
     } else {
         scan.checked_files += checker.files.load(Ordering::Relaxed);
         scan.checked_bytes = checker.bytes.load(Ordering::Relaxed);
-        f.problems.extend(
-            checker
-                .problems
-                .into_inner()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
+        let found = checker
+            .problems
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        f.problems
+            .extend(found.into_iter().filter(|p| !moved_and_fine(archive, p)));
     }
     let (shards, summary, _) = space.finish();
     scan.shards = shards;
     scan.summary = summary;
     scan
+}
+
+/// A checksum or read failure of a file that a concurrent writer (defragmentation)
+/// moved while it was being checked is not a problem if the file reads back right at
+/// its new place.
+fn moved_and_fine(archive: &Archive, p: &Finding) -> bool {
+    if !matches!(p.kind, Kind::CrcMismatch | Kind::ReadError) {
+        return false;
+    }
+    let Some(path) = &p.path else { return false };
+    match archive.with_index(|i| i.file(path)) {
+        Ok(Some(now)) if Some(now.shard) != p.shard || Some(now.offset) != p.offset => {
+            archive.read_file(&now).is_ok()
+        }
+        _ => false,
+    }
 }
 
 /// The per-row checks: path form, shard present, extent inside it, no overlap.
