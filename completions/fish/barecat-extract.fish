@@ -2,7 +2,7 @@ complete -c barecat-extract -s C -l directory -d 'Extract into DIR (created if m
 complete -c barecat-extract -l strip-components -d 'Remove N leading components from every path; members with nothing left are skipped' -r
 complete -c barecat-extract -s j -l workers -d 'Worker threads [default: the number of cores]' -r
 complete -c barecat-extract -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
-complete -c barecat-extract -l overwrite -d 'Replace existing files and symbolic links (never directories)'
+complete -c barecat-extract -s f -l overwrite -l force -d 'Replace existing files and symbolic links (never directories)'
 complete -c barecat-extract -s p -l same-permissions -d 'Also restore setuid, setgid and sticky bits'
 complete -c barecat-extract -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-extract -s h -l help -d 'Print help'

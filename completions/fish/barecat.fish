@@ -99,7 +99,7 @@ complete -c barecat -n "__fish_barecat_using_subcommand extract" -s C -l directo
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -l strip-components -d 'Remove N leading components from every path; members with nothing left are skipped' -r
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
-complete -c barecat -n "__fish_barecat_using_subcommand extract" -l overwrite -d 'Replace existing files and symbolic links (never directories)'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s f -l overwrite -l force -d 'Replace existing files and symbolic links (never directories)'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s p -l same-permissions -d 'Also restore setuid, setgid and sticky bits'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s h -l help -d 'Print help'
@@ -124,7 +124,7 @@ complete -c barecat -n "__fish_barecat_using_subcommand cat" -s h -l help -d 'Pr
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s l -l long -d 'Long format: mode, links, owner, group, size, modification time, name'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s R -l recursive -d 'List every file below the directories, with full paths'
-complete -c barecat -n "__fish_barecat_using_subcommand ls" -l json -d 'One JSON object per line'
+complete -c barecat -n "__fish_barecat_using_subcommand ls" -l json -l jsonl -d 'One JSON object per line'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand du" -s d -l max-depth -d 'Only entries at most N levels below PATH' -r
@@ -149,6 +149,7 @@ complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l step-delay-ms
 complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l crash-after-steps -d 'End abruptly after N steps, as a crash would (for tests)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l quick -d 'Only move files from the end into earlier holes, for a limited time'
 complete -c barecat -n "__fish_barecat_using_subcommand defrag" -s n -l dry-run -d 'Report the space that could be freed; change nothing'
+complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l json -d 'Print the report (or, with --dry-run, the analysis) as one JSON document'
 complete -c barecat -n "__fish_barecat_using_subcommand defrag" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l small-steps -d 'Work in tiny steps (for tests)'
 complete -c barecat -n "__fish_barecat_using_subcommand defrag" -s h -l help -d 'Print help'

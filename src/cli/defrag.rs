@@ -17,6 +17,7 @@ Examples:
   barecat-defrag --quick data.barecat         # at most 5 s: fill holes from the end
   barecat-defrag --quick --time-limit 60 data.barecat
   barecat-defrag --dry-run data.barecat       # what could be freed; changes nothing
+  barecat-defrag --dry-run --json data.barecat   # the same, as JSON
 
 From cron (quiet unless something fails):
   17 3 * * *  barecat-defrag --quick -q /data/train.barecat
@@ -53,6 +54,9 @@ pub struct Args {
     /// Report the space that could be freed; change nothing
     #[arg(short = 'n', long, conflicts_with = "quick")]
     pub dry_run: bool,
+    /// Print the report (or, with --dry-run, the analysis) as one JSON document
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub quiet: Quiet,
     /// Pause this many milliseconds between steps (for interruption tests)
@@ -78,7 +82,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = io::BufWriter::new(stdout.lock());
     if args.dry_run {
         let a = analyze(&args.archive)?;
-        write_analysis(&a, &mut out)?;
+        if args.json {
+            writeln!(out, "{}", serde_json::to_string_pretty(&a)?)?;
+        } else {
+            write_analysis(&a, &mut out)?;
+        }
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -105,7 +113,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let r = defrag(&args.archive, &opts, &progress)?;
     progress.finish();
-    if !args.quiet.quiet {
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
+    } else if !args.quiet.quiet {
         let name = args.archive.display();
         if r.nothing_to_do {
             writeln!(out, "{name}: nothing to free")?;

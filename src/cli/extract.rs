@@ -61,7 +61,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub strip_components: usize,
     /// Replace existing files and symbolic links (never directories)
-    #[arg(long)]
+    #[arg(short = 'f', long, visible_alias = "force")]
     pub overwrite: bool,
     /// Also restore setuid, setgid and sticky bits
     #[arg(short = 'p', long)]

@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(short = 'R', long)]
     pub recursive: bool,
     /// One JSON object per line
-    #[arg(long)]
+    #[arg(long, visible_alias = "jsonl")]
     pub json: bool,
 }
 
