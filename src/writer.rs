@@ -197,7 +197,7 @@ impl ArchiveWriter {
     pub fn open(path: impl AsRef<Path>, opts: WriterOptions) -> Result<ArchiveWriter> {
         let path = path.as_ref();
         let exists = Layout::exists(path)?;
-        let create = match opts.mode {
+        let mut create = match opts.mode {
             CreateMode::New if exists => {
                 return Err(Error::ArchiveExists {
                     path: path.to_path_buf(),
@@ -214,6 +214,14 @@ impl ArchiveWriter {
             }
             _ => !exists,
         };
+        // A writer killed while creating the index leaves an empty database: adding
+        // to it (resuming) starts the archive anew.
+        if !create
+            && opts.mode == CreateMode::AppendOrCreate
+            && Index::is_empty_database(Layout::resolve(path).index())?
+        {
+            create = true;
+        }
         let layout = if create {
             Layout::current(path)
         } else {

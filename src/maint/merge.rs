@@ -24,7 +24,8 @@ use crate::error::{Error, Result};
 use crate::ingest::{self, Event, IngestOptions};
 use crate::layout::Layout;
 use crate::maint::inputs::{
-    check_not_output, classify, install, open_barecat, plan_duplicates, temp_name, InputKind,
+    check_not_output, classify, install, open_barecat, plan_duplicates, remove_stale_temps,
+    temp_name, InputKind,
 };
 use crate::progress::Progress;
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
@@ -190,6 +191,7 @@ pub fn merge(
     let temp = (!append).then(|| temp_name(output, "merging"));
     let target = temp.as_deref().unwrap_or(output);
     if let Some(t) = &temp {
+        remove_stale_temps(output, "merging")?;
         Layout::remove(t)?;
     }
     let before = if append {

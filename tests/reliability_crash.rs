@@ -1,0 +1,560 @@
+//! Crash consistency: create, from-tar (file and stdin), merge (barecat and tar
+//! inputs) and defrag (full and quick) are killed with SIGKILL at random instants.
+//! After every kill the archive opens and reads back correctly, verify finds
+//! nothing the documented fix does not repair, and after the fix the archive holds
+//! exactly what an uninterrupted run gives. See `tests/reliability/mod.rs`.
+//!
+//! `BARECAT_CRASH_TRIALS=200` runs 200 instants per command instead of 20;
+//! `BARECAT_CRASH_SEED=N` replays the instants of a failure.
+
+mod common;
+mod reliability;
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use barecat::{Archive, Layout, Order};
+use reliability::*;
+
+/// Shard size limit of every archive here: many rotations on small trees.
+const LIMIT: &str = "256K";
+const LIMIT_BYTES: u64 = 256 << 10;
+/// Files above 64 KiB are streamed in chunks by the ingest commands.
+const BUFFER: &str = "256K";
+
+fn s(p: &Path) -> OsString {
+    p.as_os_str().to_owned()
+}
+
+// ---------------------------------------------------------------------- ingest
+
+/// create, from-tar: killed, then finished with `--resume`.
+struct Ingest {
+    name: &'static str,
+    dir: PathBuf,
+    files: Files,
+    out: PathBuf,
+    /// Arguments before `--resume` is added; ARCHIVE is `{out}`.
+    argv: Box<dyn Fn(&Path) -> Vec<OsString>>,
+    prog: &'static str,
+    stdin: Stdin,
+    reference: Option<(Snapshot, Vec<Vec<u8>>)>,
+}
+
+impl Ingest {
+    fn command_for(&self, out: &Path, resume: bool) -> (Command, Stdin) {
+        let mut argv = (self.argv)(out);
+        if resume {
+            argv.insert(0, "--resume".into());
+        }
+        (cmd(self.prog, &argv), self.stdin.clone())
+    }
+
+    fn shards(path: &Path) -> Vec<Vec<u8>> {
+        Layout::current(path)
+            .shard_files()
+            .unwrap()
+            .iter()
+            .map(|s| fs::read(&s.path).unwrap())
+            .collect()
+    }
+
+    fn reference(&mut self) -> &(Snapshot, Vec<Vec<u8>>) {
+        if self.reference.is_none() {
+            let r = self.dir.join("reference.barecat");
+            Layout::remove(&r).unwrap();
+            let (c, stdin) = self.command_for(&r, false);
+            let e = run_to_end(c, &stdin);
+            assert!(e.status.success(), "{}: {}", self.name, e.stderr);
+            let snap = read_all(&r, &self.files).unwrap();
+            assert_eq!(snap.files.len(), self.files.len());
+            self.reference = Some((snap, Self::shards(&r)));
+        }
+        self.reference.as_ref().unwrap()
+    }
+}
+
+impl Scenario for Ingest {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+
+    fn prepare(&mut self, _k: usize) {
+        self.reference();
+        Layout::remove(&self.out).unwrap();
+    }
+
+    fn command(&self, _k: usize) -> (Command, Stdin) {
+        self.command_for(&self.out, false)
+    }
+
+    fn after_kill(&mut self, _k: usize, ended: &Ended, py: &mut PyVerifier) -> Result<String, String> {
+        match state(&self.out) {
+            State::NoArchive => {
+                ensure!(!ended.finished, "finished without an archive");
+                return Ok("before the index existed".into());
+            }
+            State::NoSchema => return Ok("while the index was created".into()),
+            State::Archive => {}
+        }
+        let snap = read_all(&self.out, &self.files)?;
+        verify_clean(&self.out, &["extra_shard", "no_shard"])?;
+        let n = snap.files.len();
+        if Layout::current(&self.out).shard_path(0).exists() {
+            py.verify(&self.out)?;
+        }
+        let (tail, extra) = uncommitted_bytes(&self.out);
+        Ok(if n == 0 && tail == 0 {
+            "setup, walking (no file written)".into()
+        } else if n == self.files.len() {
+            "after the last commit".into()
+        } else if extra > 0 {
+            "streaming into a new shard (rotation)".into()
+        } else if tail > 0 {
+            "streaming (bytes after the last commit)".into()
+        } else {
+            "between batches (no uncommitted bytes)".into()
+        })
+    }
+
+    fn fix_and_compare(&mut self, _k: usize, py: &mut PyVerifier) -> Check {
+        let (c, stdin) = self.command_for(&self.out, true);
+        let e = run_to_end(c, &stdin);
+        ensure!(e.status.success(), "--resume failed: {}", e.stderr.trim());
+        let snap = read_all(&self.out, &self.files)?;
+        let (want, want_shards) = self.reference().clone();
+        if let Some(d) = snap.diff(&want) {
+            return Err(format!("differs from an uninterrupted run: {d}"));
+        }
+        ensure!(
+            Self::shards(&self.out) == want_shards,
+            "the shards are not byte-identical to those of an uninterrupted run"
+        );
+        let v = verify_clean(&self.out, &[])?;
+        ensure!(
+            v["space"]["reclaimable_bytes"] == 0,
+            "reclaimable bytes left: {}",
+            v["space"]
+        );
+        py.verify(&self.out)?;
+        Ok(())
+    }
+}
+
+fn ingest_tree(dir: &Path) -> Files {
+    make_tree(&dir.join("src"), "tree", 420, 300_000, 5)
+}
+
+#[test]
+fn create_killed_at_random_instants_is_finished_by_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = ingest_tree(&d);
+    let src = d.join("src");
+    let mut sc = Ingest {
+        name: "barecat-create",
+        dir: d.clone(),
+        files,
+        out: d.join("out.barecat"),
+        argv: Box::new(move |out| {
+            args![
+                "-q", "-s", LIMIT, "--buffer-size", BUFFER, "--commit-interval-ms", "5",
+                "-j", "2", "-C", &src, out, "tree"
+            ]
+        }),
+        prog: "barecat-create",
+        stdin: Stdin::Null,
+        reference: None,
+    };
+    kill_trials(&mut sc, config());
+}
+
+fn from_tar(stdin: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = ingest_tree(&d);
+    let tar = make_tar(&files);
+    let tar_path = d.join("in.tar");
+    fs::write(&tar_path, &tar).unwrap();
+    let mut sc = Ingest {
+        name: if stdin {
+            "barecat-from-tar (stdin)"
+        } else {
+            "barecat-from-tar"
+        },
+        dir: d.clone(),
+        files,
+        out: d.join("out.barecat"),
+        argv: Box::new(move |out| {
+            let input = if stdin { OsString::from("-") } else { s(&tar_path) };
+            args![
+                "-q", "-s", LIMIT, "--buffer-size", BUFFER, "--commit-interval-ms", "5", input,
+                out
+            ]
+        }),
+        prog: "barecat-from-tar",
+        stdin: if stdin {
+            Stdin::Bytes(Arc::new(tar))
+        } else {
+            Stdin::Null
+        },
+        reference: None,
+    };
+    kill_trials(&mut sc, config());
+}
+
+#[test]
+fn from_tar_killed_at_random_instants_is_finished_by_resume() {
+    from_tar(false);
+}
+
+#[test]
+fn from_tar_stdin_killed_at_random_instants_is_finished_by_resume() {
+    from_tar(true);
+}
+
+// ---------------------------------------------------------------------- merge
+
+/// merge: killed, the output is absent or the old one; rerunning with -f gives the
+/// output of an uninterrupted run and leaves no temporary file behind.
+struct Merge {
+    name: &'static str,
+    dir: PathBuf,
+    inputs: Vec<PathBuf>,
+    /// Union of the inputs' files.
+    files: Files,
+    out: PathBuf,
+    /// An older archive that a `-f` merge replaces (every other trial).
+    old: PathBuf,
+    old_snap: Snapshot,
+    reference: Snapshot,
+    /// The names the directory holds before a run (besides the output).
+    baseline: BTreeSet<String>,
+}
+
+impl Merge {
+    fn new(name: &'static str, dir: PathBuf, inputs: Vec<PathBuf>, files: Files, old_files: &Files) -> Merge {
+        let old = dir.join("old.barecat");
+        build(&old, Some(LIMIT_BYTES), old_files);
+        let old_snap = read_all(&old, &files).unwrap();
+        let r = dir.join("reference.barecat");
+        let mut argv = args!["-q", "-s", LIMIT, "-o", &r];
+        argv.extend(inputs.iter().map(|p| s(p)));
+        let e = run_to_end(cmd("barecat-merge", &argv), &Stdin::Null);
+        assert!(e.status.success(), "{}", e.stderr);
+        let reference = read_all(&r, &files).unwrap();
+        assert_eq!(reference.files.len(), files.len());
+        let out = dir.join("out.barecat");
+        let baseline = names(&dir).into_iter().collect();
+        Merge {
+            name,
+            dir,
+            inputs,
+            files,
+            out,
+            old,
+            old_snap,
+            reference,
+            baseline,
+        }
+    }
+
+    fn argv(&self, force: bool) -> Vec<OsString> {
+        let mut a = args!["-q", "-s", LIMIT, "-o", &self.out];
+        if force {
+            a.push("-f".into());
+        }
+        a.extend(self.inputs.iter().map(|p| s(p)));
+        a
+    }
+
+    /// Names in the directory that are not the inputs, the templates or the output.
+    fn strays(&self) -> Vec<String> {
+        let outs: BTreeSet<String> = std::iter::once(self.out.clone())
+            .chain(Layout::current(&self.out).shard_files().unwrap().into_iter().map(|s| s.path))
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        names(&self.dir)
+            .into_iter()
+            .filter(|n| !self.baseline.contains(n) && !outs.contains(n))
+            .collect()
+    }
+}
+
+impl Scenario for Merge {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+
+    fn prepare(&mut self, k: usize) {
+        Layout::remove(&self.out).unwrap();
+        if k % 2 == 1 {
+            copy_archive(&self.old, &self.out);
+        }
+    }
+
+    fn command(&self, k: usize) -> (Command, Stdin) {
+        (cmd("barecat-merge", &self.argv(k % 2 == 1)), Stdin::Null)
+    }
+
+    fn after_kill(&mut self, k: usize, ended: &Ended, py: &mut PyVerifier) -> Result<String, String> {
+        let temps = self.strays().len();
+        match state(&self.out) {
+            State::NoArchive => {
+                ensure!(
+                    Layout::current(&self.out).shard_files().unwrap().is_empty(),
+                    "shard files without an index at the output path"
+                );
+                ensure!(!ended.finished, "finished without an output");
+                ensure!(k % 2 == 0, "the old output disappeared");
+                return Ok(if temps > 0 {
+                    "building the output under a temporary name".into()
+                } else {
+                    "before the temporary output existed".into()
+                });
+            }
+            State::NoSchema => return Err("an output without the barecat tables".into()),
+            State::Archive => {}
+        }
+        let snap = read_all(&self.out, &self.files)?;
+        verify_clean(&self.out, &[])?;
+        py.verify(&self.out)?;
+        if snap == self.reference {
+            Ok("after the output was installed".into())
+        } else if k % 2 == 1 && snap == self.old_snap {
+            Ok(if temps > 0 {
+                "building the output (the old one still in place)".into()
+            } else {
+                "before the temporary output existed (the old one in place)".into()
+            })
+        } else {
+            Err(format!(
+                "the output is neither the old nor the new one: {}",
+                snap.diff(&self.reference).unwrap_or_default()
+            ))
+        }
+    }
+
+    fn fix_and_compare(&mut self, _k: usize, py: &mut PyVerifier) -> Check {
+        let e = run_to_end(cmd("barecat-merge", &self.argv(true)), &Stdin::Null);
+        ensure!(e.status.success(), "merge -f failed: {}", e.stderr.trim());
+        let snap = read_all(&self.out, &self.files)?;
+        if let Some(d) = snap.diff(&self.reference) {
+            return Err(format!("differs from an uninterrupted merge: {d}"));
+        }
+        verify_clean(&self.out, &[])?;
+        py.verify(&self.out)?;
+        let strays = self.strays();
+        ensure!(strays.is_empty(), "left behind after the rerun: {strays:?}");
+        Ok(())
+    }
+}
+
+/// Split the tree's files into `n` parts (round robin).
+fn parts(files: &Files, n: usize) -> Vec<Files> {
+    let mut out = vec![Files::new(); n];
+    for (i, (k, v)) in files.iter().enumerate() {
+        out[i % n].insert(k.clone(), v.clone());
+    }
+    out
+}
+
+/// An input archive with holes (a third of its files deleted after writing).
+fn holey_input(path: &Path, files: &Files) -> Files {
+    build(path, Some(LIMIT_BYTES), files);
+    let mut w = barecat::ArchiveWriter::open(
+        path,
+        barecat::WriterOptions::with_mode(barecat::CreateMode::Append),
+    )
+    .unwrap();
+    let mut kept = Files::new();
+    for (i, (p, data)) in files.iter().enumerate() {
+        if i % 3 == 1 {
+            w.remove_file(p).unwrap();
+        } else {
+            kept.insert(p.clone(), data.clone());
+        }
+    }
+    w.finish().unwrap();
+    kept
+}
+
+#[test]
+fn merge_killed_at_random_instants_leaves_old_or_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = make_tree(&d.join("src"), "tree", 480, 300_000, 6);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let mut all = Files::new();
+    let mut inputs = Vec::new();
+    for (i, part) in parts(&files, 3).iter().enumerate() {
+        let p = d.join(format!("in{i}.barecat"));
+        all.extend(holey_input(&p, part));
+        inputs.push(p);
+    }
+    let old = parts(&all, 2).remove(0);
+    let mut sc = Merge::new("barecat-merge", d, inputs, all, &old);
+    kill_trials(&mut sc, config());
+}
+
+#[test]
+fn merge_with_a_tar_input_killed_at_random_instants_leaves_old_or_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = make_tree(&d.join("src"), "tree", 420, 300_000, 7);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let p = parts(&files, 2);
+    let a = d.join("in0.barecat");
+    let mut all = holey_input(&a, &p[0]);
+    let t = d.join("in1.tar");
+    fs::write(&t, make_tar(&p[1])).unwrap();
+    all.extend(p[1].clone());
+    let old = parts(&all, 2).remove(0);
+    let mut sc = Merge::new("barecat-merge (tar input)", d, vec![a, t], all, &old);
+    kill_trials(&mut sc, config());
+}
+
+// ---------------------------------------------------------------------- defrag
+
+/// defrag, full or quick: killed, every file still reads; rerunning it finishes.
+struct Defrag {
+    name: &'static str,
+    quick: bool,
+    files: Files,
+    template: PathBuf,
+    template_snap: Snapshot,
+    template_places: Vec<(String, u64, u64)>,
+    template_physical: u64,
+    out: PathBuf,
+}
+
+fn places(p: &Path) -> Vec<(String, u64, u64)> {
+    let a = Archive::open(p).unwrap();
+    let mut v: Vec<_> = a
+        .files(Order::Path, "")
+        .map(|f| {
+            let f = f.unwrap();
+            (f.path, f.shard, f.offset)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn physical(p: &Path) -> u64 {
+    Layout::current(p)
+        .shard_files()
+        .unwrap()
+        .iter()
+        .map(|s| fs::metadata(&s.path).unwrap().len())
+        .sum()
+}
+
+impl Defrag {
+    fn argv(&self, k: usize) -> Vec<OsString> {
+        let mut a = args!["-q"];
+        if self.quick {
+            a.push("--quick".into());
+        }
+        if k % 2 == 1 {
+            a.push("--small-steps".into());
+        }
+        a.push(s(&self.out));
+        a
+    }
+}
+
+impl Scenario for Defrag {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+
+    fn prepare(&mut self, _k: usize) {
+        copy_archive(&self.template, &self.out);
+    }
+
+    fn command(&self, k: usize) -> (Command, Stdin) {
+        (cmd("barecat-defrag", &self.argv(k)), Stdin::Null)
+    }
+
+    fn after_kill(&mut self, _k: usize, _ended: &Ended, py: &mut PyVerifier) -> Result<String, String> {
+        ensure!(state(&self.out) == State::Archive, "the archive is gone");
+        let snap = read_all(&self.out, &self.files)?;
+        if let Some(d) = snap.diff(&self.template_snap) {
+            return Err(format!("the files changed: {d}"));
+        }
+        verify_clean(&self.out, &["extra_shard"])?;
+        py.verify(&self.out)?;
+        let now = places(&self.out);
+        let moved = now
+            .iter()
+            .zip(&self.template_places)
+            .filter(|(a, b)| a != b)
+            .count();
+        let shrunk = physical(&self.out) < self.template_physical;
+        Ok(match (moved, shrunk) {
+            (0, false) => "before the first move".into(),
+            (0, true) => "truncating (no file moved)".into(),
+            (_, false) => "moving files (nothing truncated yet)".into(),
+            (_, true) => "after moves, shards truncated".into(),
+        })
+    }
+
+    fn fix_and_compare(&mut self, k: usize, py: &mut PyVerifier) -> Check {
+        let e = run_to_end(cmd("barecat-defrag", &self.argv(k)), &Stdin::Null);
+        ensure!(e.status.success(), "defrag failed: {}", e.stderr.trim());
+        let snap = read_all(&self.out, &self.files)?;
+        if let Some(d) = snap.diff(&self.template_snap) {
+            return Err(format!("the files changed: {d}"));
+        }
+        let v = verify_clean(&self.out, &[])?;
+        if !self.quick {
+            ensure!(
+                v["space"]["reclaimable_bytes"] == 0,
+                "full defrag left reclaimable bytes: {}",
+                v["space"]
+            );
+        }
+        py.verify(&self.out)?;
+        Ok(())
+    }
+}
+
+fn defrag(quick: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = make_tree(&d.join("src"), "tree", 700, 300_000, 8);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let template = d.join("template.barecat");
+    let kept = holey_input(&template, &files);
+    let template_snap = read_all(&template, &kept).unwrap();
+    let mut sc = Defrag {
+        name: if quick {
+            "barecat-defrag --quick"
+        } else {
+            "barecat-defrag"
+        },
+        quick,
+        files: kept,
+        template_places: places(&template),
+        template_physical: physical(&template),
+        template,
+        template_snap,
+        out: d.join("out.barecat"),
+    };
+    kill_trials(&mut sc, config());
+}
+
+#[test]
+fn defrag_killed_at_random_instants_keeps_every_file() {
+    defrag(false);
+}
+
+#[test]
+fn quick_defrag_killed_at_random_instants_keeps_every_file() {
+    defrag(true);
+}
