@@ -32,6 +32,9 @@ fn s(p: &Path) -> OsString {
 
 // ---------------------------------------------------------------------- ingest
 
+/// The command line of a run writing to the given archive.
+type Argv = Box<dyn Fn(&Path) -> Vec<OsString>>;
+
 /// create, from-tar: killed, then finished with `--resume`.
 struct Ingest {
     name: &'static str,
@@ -39,7 +42,7 @@ struct Ingest {
     files: Files,
     out: PathBuf,
     /// Arguments before `--resume` is added; ARCHIVE is `{out}`.
-    argv: Box<dyn Fn(&Path) -> Vec<OsString>>,
+    argv: Argv,
     prog: &'static str,
     stdin: Stdin,
     reference: Option<(Snapshot, Vec<Vec<u8>>)>,
@@ -51,7 +54,7 @@ impl Ingest {
         if resume {
             argv.insert(0, "--resume".into());
         }
-        (cmd(self.prog, &argv), self.stdin.clone())
+        (cmd(self.prog, argv), self.stdin.clone())
     }
 
     fn shards(path: &Path) -> Vec<Vec<u8>> {
@@ -92,7 +95,12 @@ impl Scenario for Ingest {
         self.command_for(&self.out, false)
     }
 
-    fn after_kill(&mut self, _k: usize, ended: &Ended, py: &mut PyVerifier) -> Result<String, String> {
+    fn after_kill(
+        &mut self,
+        _k: usize,
+        ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
         match state(&self.out) {
             State::NoArchive => {
                 ensure!(!ended.finished, "finished without an archive");
@@ -162,8 +170,19 @@ fn create_killed_at_random_instants_is_finished_by_resume() {
         out: d.join("out.barecat"),
         argv: Box::new(move |out| {
             args![
-                "-q", "-s", LIMIT, "--buffer-size", BUFFER, "--commit-interval-ms", "5",
-                "-j", "2", "-C", &src, out, "tree"
+                "-q",
+                "-s",
+                LIMIT,
+                "--buffer-size",
+                BUFFER,
+                "--commit-interval-ms",
+                "5",
+                "-j",
+                "2",
+                "-C",
+                &src,
+                out,
+                "tree"
             ]
         }),
         prog: "barecat-create",
@@ -190,9 +209,20 @@ fn from_tar(stdin: bool) {
         files,
         out: d.join("out.barecat"),
         argv: Box::new(move |out| {
-            let input = if stdin { OsString::from("-") } else { s(&tar_path) };
+            let input = if stdin {
+                OsString::from("-")
+            } else {
+                s(&tar_path)
+            };
             args![
-                "-q", "-s", LIMIT, "--buffer-size", BUFFER, "--commit-interval-ms", "5", input,
+                "-q",
+                "-s",
+                LIMIT,
+                "--buffer-size",
+                BUFFER,
+                "--commit-interval-ms",
+                "5",
+                input,
                 out
             ]
         }),
@@ -219,54 +249,103 @@ fn from_tar_stdin_killed_at_random_instants_is_finished_by_resume() {
 
 // ---------------------------------------------------------------------- merge
 
-/// merge: killed, the output is absent or the old one; rerunning with -f gives the
-/// output of an uninterrupted run and leaves no temporary file behind.
+/// How a merge treats its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Out {
+    /// No output before the run.
+    New,
+    /// `-f` over an older output.
+    Force,
+    /// `-a` onto an older output.
+    Append,
+}
+
+const OUTS: [Out; 3] = [Out::New, Out::Force, Out::Append];
+
+/// merge: killed, the output is absent or the old one (a new or `-f` merge builds
+/// under a temporary name and installs at the end; `-a` appends in one
+/// transaction). Rerunning it (`-f`, or `-a` again) gives the output of an
+/// uninterrupted run and leaves no temporary file behind.
 struct Merge {
     name: &'static str,
     dir: PathBuf,
     inputs: Vec<PathBuf>,
-    /// Union of the inputs' files.
+    /// Union of the inputs' files (the old output's files are among them).
     files: Files,
     out: PathBuf,
-    /// An older archive that a `-f` merge replaces (every other trial).
+    /// An older archive that `-f` replaces and `-a` adds to.
     old: PathBuf,
     old_snap: Snapshot,
+    /// Uninterrupted merges into a new output and onto the old one (`-a`).
     reference: Snapshot,
+    reference_append: Snapshot,
     /// The names the directory holds before a run (besides the output).
     baseline: BTreeSet<String>,
 }
 
 impl Merge {
-    fn new(name: &'static str, dir: PathBuf, inputs: Vec<PathBuf>, files: Files, old_files: &Files) -> Merge {
+    fn new(
+        name: &'static str,
+        dir: PathBuf,
+        inputs: Vec<PathBuf>,
+        files: Files,
+        old_files: &Files,
+    ) -> Merge {
         let old = dir.join("old.barecat");
         build(&old, Some(LIMIT_BYTES), old_files);
         let old_snap = read_all(&old, &files).unwrap();
-        let r = dir.join("reference.barecat");
-        let mut argv = args!["-q", "-s", LIMIT, "-o", &r];
-        argv.extend(inputs.iter().map(|p| s(p)));
-        let e = run_to_end(cmd("barecat-merge", &argv), &Stdin::Null);
-        assert!(e.status.success(), "{}", e.stderr);
-        let reference = read_all(&r, &files).unwrap();
-        assert_eq!(reference.files.len(), files.len());
-        let out = dir.join("out.barecat");
-        let baseline = names(&dir).into_iter().collect();
-        Merge {
+        let mut sc = Merge {
             name,
+            out: dir.join("out.barecat"),
             dir,
             inputs,
             files,
-            out,
             old,
             old_snap,
-            reference,
-            baseline,
+            reference: Snapshot {
+                files: Default::default(),
+                dirs: Default::default(),
+            },
+            reference_append: Snapshot {
+                files: Default::default(),
+                dirs: Default::default(),
+            },
+            baseline: BTreeSet::new(),
+        };
+        for mode in [Out::New, Out::Append] {
+            sc.prepare_mode(mode);
+            let e = run_to_end(cmd("barecat-merge", sc.argv(mode)), &Stdin::Null);
+            assert!(e.status.success(), "{}", e.stderr);
+            let snap = read_all(&sc.out, &sc.files).unwrap();
+            match mode {
+                Out::New => sc.reference = snap,
+                _ => sc.reference_append = snap,
+            }
+        }
+        assert_eq!(sc.reference.files.len(), sc.files.len());
+        assert_eq!(sc.reference_append.files.len(), sc.files.len());
+        Layout::remove(&sc.out).unwrap();
+        sc.baseline = names(&sc.dir).into_iter().collect();
+        sc
+    }
+
+    fn mode(k: usize) -> Out {
+        OUTS[k % OUTS.len()]
+    }
+
+    fn prepare_mode(&self, mode: Out) {
+        Layout::remove(&self.out).unwrap();
+        if mode != Out::New {
+            copy_archive(&self.old, &self.out);
         }
     }
 
-    fn argv(&self, force: bool) -> Vec<OsString> {
+    fn argv(&self, mode: Out) -> Vec<OsString> {
         let mut a = args!["-q", "-s", LIMIT, "-o", &self.out];
-        if force {
-            a.push("-f".into());
+        match mode {
+            Out::New => {}
+            Out::Force => a.push("-f".into()),
+            Out::Append => a.push("-a".into()),
         }
         a.extend(self.inputs.iter().map(|p| s(p)));
         a
@@ -275,7 +354,13 @@ impl Merge {
     /// Names in the directory that are not the inputs, the templates or the output.
     fn strays(&self) -> Vec<String> {
         let outs: BTreeSet<String> = std::iter::once(self.out.clone())
-            .chain(Layout::current(&self.out).shard_files().unwrap().into_iter().map(|s| s.path))
+            .chain(
+                Layout::current(&self.out)
+                    .shard_files()
+                    .unwrap()
+                    .into_iter()
+                    .map(|s| s.path),
+            )
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
         names(&self.dir)
@@ -283,35 +368,24 @@ impl Merge {
             .filter(|n| !self.baseline.contains(n) && !outs.contains(n))
             .collect()
     }
-}
 
-impl Scenario for Merge {
-    fn name(&self) -> String {
-        self.name.into()
-    }
-
-    fn prepare(&mut self, k: usize) {
-        Layout::remove(&self.out).unwrap();
-        if k % 2 == 1 {
-            copy_archive(&self.old, &self.out);
-        }
-    }
-
-    fn command(&self, k: usize) -> (Command, Stdin) {
-        (cmd("barecat-merge", &self.argv(k % 2 == 1)), Stdin::Null)
-    }
-
-    fn after_kill(&mut self, k: usize, ended: &Ended, py: &mut PyVerifier) -> Result<String, String> {
-        let temps = self.strays().len();
+    /// Check the output after a kill or a crash; name the phase.
+    fn check_killed(
+        &self,
+        mode: Out,
+        finished: bool,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
+        let temps = !self.strays().is_empty();
         match state(&self.out) {
             State::NoArchive => {
                 ensure!(
                     Layout::current(&self.out).shard_files().unwrap().is_empty(),
                     "shard files without an index at the output path"
                 );
-                ensure!(!ended.finished, "finished without an output");
-                ensure!(k % 2 == 0, "the old output disappeared");
-                return Ok(if temps > 0 {
+                ensure!(!finished, "finished without an output");
+                ensure!(mode == Out::New, "the old output disappeared");
+                return Ok(if temps {
                     "building the output under a temporary name".into()
                 } else {
                     "before the temporary output existed".into()
@@ -321,12 +395,24 @@ impl Scenario for Merge {
             State::Archive => {}
         }
         let snap = read_all(&self.out, &self.files)?;
-        verify_clean(&self.out, &[])?;
+        let v = verify_clean(&self.out, &["extra_shard"])?;
         py.verify(&self.out)?;
-        if snap == self.reference {
-            Ok("after the output was installed".into())
-        } else if k % 2 == 1 && snap == self.old_snap {
-            Ok(if temps > 0 {
+        let want = if mode == Out::Append {
+            &self.reference_append
+        } else {
+            &self.reference
+        };
+        if snap == *want {
+            ensure!(
+                v["warnings"].as_array().unwrap().is_empty(),
+                "{}",
+                v["warnings"]
+            );
+            Ok("after the output was complete".into())
+        } else if mode != Out::New && snap == self.old_snap {
+            Ok(if mode == Out::Append {
+                "appending (the old output unchanged)".into()
+            } else if temps {
                 "building the output (the old one still in place)".into()
             } else {
                 "before the temporary output existed (the old one in place)".into()
@@ -334,23 +420,130 @@ impl Scenario for Merge {
         } else {
             Err(format!(
                 "the output is neither the old nor the new one: {}",
-                snap.diff(&self.reference).unwrap_or_default()
+                snap.diff(want).unwrap_or_default()
             ))
         }
     }
 
-    fn fix_and_compare(&mut self, _k: usize, py: &mut PyVerifier) -> Check {
-        let e = run_to_end(cmd("barecat-merge", &self.argv(true)), &Stdin::Null);
-        ensure!(e.status.success(), "merge -f failed: {}", e.stderr.trim());
+    /// Rerun (`-f`, or `-a` again) and compare with an uninterrupted run.
+    fn rerun_and_compare(&self, mode: Out, py: &mut PyVerifier) -> Check {
+        let again = if mode == Out::Append {
+            Out::Append
+        } else {
+            Out::Force
+        };
+        let e = run_to_end(cmd("barecat-merge", self.argv(again)), &Stdin::Null);
+        ensure!(
+            e.status.success(),
+            "merge {again:?} failed: {}",
+            e.stderr.trim()
+        );
         let snap = read_all(&self.out, &self.files)?;
-        if let Some(d) = snap.diff(&self.reference) {
+        let want = if mode == Out::Append {
+            &self.reference_append
+        } else {
+            &self.reference
+        };
+        if let Some(d) = snap.diff(want) {
             return Err(format!("differs from an uninterrupted merge: {d}"));
         }
-        verify_clean(&self.out, &[])?;
+        let v = verify_clean(&self.out, &[])?;
+        ensure!(
+            v["space"]["reclaimable_bytes"] == 0,
+            "reclaimable bytes left: {}",
+            v["space"]
+        );
         py.verify(&self.out)?;
         let strays = self.strays();
         ensure!(strays.is_empty(), "left behind after the rerun: {strays:?}");
         Ok(())
+    }
+}
+
+impl Scenario for Merge {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+
+    fn variants(&self) -> usize {
+        OUTS.len()
+    }
+
+    fn prepare(&mut self, k: usize) {
+        self.prepare_mode(Self::mode(k));
+    }
+
+    fn command(&self, k: usize) -> (Command, Stdin) {
+        (cmd("barecat-merge", self.argv(Self::mode(k))), Stdin::Null)
+    }
+
+    fn after_kill(
+        &mut self,
+        k: usize,
+        ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
+        let phase = self.check_killed(Self::mode(k), ended.finished, py)?;
+        Ok(format!("{:?}: {phase}", Self::mode(k)))
+    }
+
+    fn fix_and_compare(&mut self, k: usize, py: &mut PyVerifier) -> Check {
+        self.rerun_and_compare(Self::mode(k), py)
+    }
+}
+
+/// A merge ended abruptly after each step of putting its output in place
+/// (removing the old output, renaming each shard, renaming the index): what is
+/// left is the old output, no output, or the new one, and a rerun with -f gives
+/// the right output and leaves nothing behind.
+#[test]
+fn merge_crashing_while_installing_its_output_is_repaired_by_a_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = make_tree(&d.join("src"), "tree", 120, 300_000, 9);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let mut all = Files::new();
+    let mut inputs = Vec::new();
+    for (i, part) in parts(&files, 2).iter().enumerate() {
+        let p = d.join(format!("in{i}.barecat"));
+        all.extend(holey_input(&p, part));
+        inputs.push(p);
+    }
+    let old = parts(&all, 2).remove(0);
+    let sc = Merge::new("barecat-merge", d, inputs, all, &old);
+    let mut py = PyVerifier::start();
+    for mode in [Out::New, Out::Force] {
+        let mut crashes = 0;
+        for n in 1.. {
+            sc.prepare_mode(mode);
+            let mut argv = sc.argv(mode);
+            argv.extend(args!["--crash-after-steps", n.to_string()]);
+            let e = run_to_end(cmd("barecat-merge", argv), &Stdin::Null);
+            let code = e.status.code();
+            let ctx = format!("{mode:?}, crash after step {n}");
+            if code == Some(0) {
+                break;
+            }
+            assert_eq!(code, Some(86), "{ctx}: {}", e.stderr);
+            crashes += 1;
+            // Between removing the old output and renaming the new index, the output
+            // path holds no index; shard files may be there.
+            let no_index = state(&sc.out) == State::NoArchive;
+            if !no_index {
+                sc.check_killed(mode, false, &mut py)
+                    .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            }
+            let o = run_to_end(cmd("barecat-verify", args![&sc.out]), &Stdin::Null);
+            if no_index {
+                assert_eq!(o.status.code(), Some(2), "{ctx}: {}", o.stderr);
+                assert!(o.stderr.lines().count() == 1, "{ctx}: {}", o.stderr);
+            }
+            sc.rerun_and_compare(mode, &mut py)
+                .unwrap_or_else(|e| panic!("{ctx}: after the rerun: {e}"));
+            assert!(crashes < 100);
+        }
+        eprintln!("{mode:?}: {crashes} crash points checked");
+        assert!(crashes >= 3, "{mode:?}: only {crashes} steps");
     }
 }
 
@@ -365,12 +558,19 @@ fn parts(files: &Files, n: usize) -> Vec<Files> {
 
 /// An input archive with holes (a third of its files deleted after writing).
 fn holey_input(path: &Path, files: &Files) -> Files {
-    build(path, Some(LIMIT_BYTES), files);
+    // One writer for both steps: a second open could find the lock still held by a
+    // child that another test thread is spawning (between its fork and its exec).
     let mut w = barecat::ArchiveWriter::open(
         path,
-        barecat::WriterOptions::with_mode(barecat::CreateMode::Append),
+        barecat::WriterOptions {
+            shard_size_limit: Some(LIMIT_BYTES),
+            ..barecat::WriterOptions::default()
+        },
     )
     .unwrap();
+    for (p, data) in files {
+        w.add_file(p, meta(), data, None).unwrap();
+    }
     let mut kept = Files::new();
     for (i, (p, data)) in files.iter().enumerate() {
         if i % 3 == 1 {
@@ -478,10 +678,15 @@ impl Scenario for Defrag {
     }
 
     fn command(&self, k: usize) -> (Command, Stdin) {
-        (cmd("barecat-defrag", &self.argv(k)), Stdin::Null)
+        (cmd("barecat-defrag", self.argv(k)), Stdin::Null)
     }
 
-    fn after_kill(&mut self, _k: usize, _ended: &Ended, py: &mut PyVerifier) -> Result<String, String> {
+    fn after_kill(
+        &mut self,
+        _k: usize,
+        _ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
         ensure!(state(&self.out) == State::Archive, "the archive is gone");
         let snap = read_all(&self.out, &self.files)?;
         if let Some(d) = snap.diff(&self.template_snap) {
@@ -505,7 +710,7 @@ impl Scenario for Defrag {
     }
 
     fn fix_and_compare(&mut self, k: usize, py: &mut PyVerifier) -> Check {
-        let e = run_to_end(cmd("barecat-defrag", &self.argv(k)), &Stdin::Null);
+        let e = run_to_end(cmd("barecat-defrag", self.argv(k)), &Stdin::Null);
         ensure!(e.status.success(), "defrag failed: {}", e.stderr.trim());
         let snap = read_all(&self.out, &self.files)?;
         if let Some(d) = snap.diff(&self.template_snap) {

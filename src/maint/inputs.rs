@@ -292,15 +292,18 @@ fn is_write_locked(path: &Path) -> bool {
 }
 
 /// Put the archive built at `temp` in place at `out` (which must not exist): the
-/// shards are renamed first and the index last, so `out` appears complete.
-pub(crate) fn install(temp: &Path, out: &Path) -> Result<()> {
+/// shards are renamed first and the index last, so `out` appears complete. `step`
+/// is called after each rename.
+pub(crate) fn install(temp: &Path, out: &Path, step: &mut dyn FnMut()) -> Result<()> {
     let from = Layout::current(temp);
     let to = Layout::current(out);
     for s in from.shard_files()? {
         let dest = to.shard_path(s.number);
         std::fs::rename(&s.path, &dest).map_err(|e| Error::io(&dest, e))?;
+        step();
     }
     std::fs::rename(temp, out).map_err(|e| Error::io(out, e))?;
+    step();
     crate::shard::sync_dir(out)
 }
 

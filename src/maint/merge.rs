@@ -56,6 +56,10 @@ pub struct MergeOptions {
     pub shard_size_limit: Option<u64>,
     /// Keep the first of several files with the same path instead of failing.
     pub ignore_duplicates: bool,
+    /// End the process abruptly after this many steps of putting a new output in
+    /// place (removing the old one, renaming each shard, renaming the index), as a
+    /// crash would (for tests of crash safety).
+    pub crash_after_steps: Option<u64>,
 }
 
 /// What [`merge`] did.
@@ -95,6 +99,8 @@ fn import_foreign(
     let opts = IngestOptions {
         strict: !ignore_duplicates,
         skip_existing: ignore_duplicates,
+        // The merge commits, or rolls back, as a whole.
+        commit_on_error: false,
         ..IngestOptions::default()
     };
     let mut sink = |ev: Event| match ev {
@@ -114,8 +120,14 @@ fn import_foreign(
             } else {
                 ""
             };
+            let input = path.display().to_string();
             Err(Error::Input {
-                path: format!("{}: {member}", path.display()),
+                // Damage to the input itself is reported under its name already.
+                path: if member == input {
+                    member
+                } else {
+                    format!("{input}: {member}")
+                },
                 detail: format!("{detail}{hint}"),
             })
         }
@@ -194,11 +206,8 @@ pub fn merge(
         remove_stale_temps(output, "merging")?;
         Layout::remove(t)?;
     }
-    let before = if append {
-        snapshot(output)?
-    } else {
-        Vec::new()
-    };
+    // The output's shard lengths once the writer holds it (appending).
+    let mut before: Option<Vec<(PathBuf, u64)>> = None;
     let wopts = WriterOptions {
         mode: if append {
             CreateMode::Append
@@ -226,6 +235,12 @@ pub fn merge(
     };
     let result = (|| -> Result<()> {
         let mut w = ArchiveWriter::open(target, wopts)?;
+        if append {
+            // Bytes after the last file are what an interrupted writer (a killed
+            // merge) left: no row refers to them, and this writer holds the lock.
+            w.trim_garbage()?;
+            before = Some(snapshot(output)?);
+        }
         let empty = HashSet::new();
         for (k, (p, s)) in inputs.iter().zip(&sources).enumerate() {
             match s {
@@ -253,12 +268,22 @@ pub fn merge(
                 let _ = Layout::remove(t);
             }
             None => {
-                let _ = restore(output, &before);
+                if let Some(before) = &before {
+                    let _ = restore(output, before);
+                }
             }
         }
         return Err(e);
     }
     if let Some(t) = &temp {
+        let mut done = 0u64;
+        let mut step = || {
+            done += 1;
+            if opts.crash_after_steps == Some(done) {
+                // SAFETY: _exit ends the process at once, like a crash.
+                unsafe { libc::_exit(86) };
+            }
+        };
         let r = (|| {
             if Layout::exists(output)? {
                 if opts.output_mode != OutputMode::Overwrite {
@@ -267,8 +292,9 @@ pub fn merge(
                     });
                 }
                 Layout::remove(output)?;
+                step();
             }
-            install(t, output)
+            install(t, output, &mut step)
         })();
         if let Err(e) = r {
             let _ = Layout::remove(t);

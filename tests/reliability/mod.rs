@@ -21,7 +21,6 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -30,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use barecat::{Archive, Layout, Meta, Order};
 
-use crate::common::{bin, pseudo_random, python, py_script};
+use crate::common::{bin, pseudo_random, py_script, python};
 
 // ---------------------------------------------------------------------- settings
 
@@ -191,7 +190,7 @@ pub fn run_and_kill(mut cmd: Command, stdin: &Stdin, delay: Duration) -> Ended {
     Ended { finished, ..e }
 }
 
-pub fn cmd(name: &str, args: &[OsString]) -> Command {
+pub fn cmd<S: AsRef<std::ffi::OsStr>>(name: &str, args: impl IntoIterator<Item = S>) -> Command {
     let mut c = Command::new(bin(name));
     c.args(args);
     c
@@ -213,17 +212,17 @@ macro_rules! args {
 pub fn make_tree(root: &Path, top: &str, n: usize, large: usize, seed: u64) -> Files {
     let sizes = pseudo_random(seed, n);
     let mut out = BTreeMap::new();
-    for i in 0..n {
-        let size = match sizes[i] % 16 {
+    for (i, &r) in sizes.iter().enumerate() {
+        let size = match r % 16 {
             0 => 0,
-            1..=5 => 1 + sizes[i] as usize * 3,
-            6..=12 => 2_000 + sizes[i] as usize * 60,
-            13 | 14 => 20_000 + sizes[i] as usize * 80,
-            _ if i % 3 == 0 => large + sizes[i] as usize * 100,
+            1..=5 => 1 + r as usize * 3,
+            6..=12 => 2_000 + r as usize * 60,
+            13 | 14 => 20_000 + r as usize * 80,
+            _ if i % 3 == 0 => large + r as usize * 100,
             _ => 8_000,
         };
         let rel = format!("{top}/c{}/s{}/f{i:04}.bin", i % 7, i % 3);
-        let data = pseudo_random(seed ^ (i as u64 + 1) * 7919, size);
+        let data = pseudo_random(seed ^ ((i as u64 + 1) * 7919), size);
         let full = root.join(&rel);
         fs::create_dir_all(full.parent().unwrap()).unwrap();
         fs::write(&full, &data).unwrap();
@@ -409,7 +408,10 @@ pub fn read_all(path: &Path, expected: &Files) -> Result<Snapshot, String> {
         files.insert(fi.path.clone(), (fi.size, fi.crc32c, fi.meta));
     }
     let mut dirs = BTreeMap::new();
-    for d in a.dirs("").map_err(|e| format!("listing directories: {e}"))? {
+    for d in a
+        .dirs("")
+        .map_err(|e| format!("listing directories: {e}"))?
+    {
         let mut meta = d.meta;
         if d.path.is_empty() {
             meta.mtime_ns = None;
@@ -431,13 +433,9 @@ pub fn read_all(path: &Path, expected: &Files) -> Result<Snapshot, String> {
 /// `barecat-verify --json`: must exit 0 with no problem. Warnings are allowed only
 /// if their kind is in `allowed`. Returns the report.
 pub fn verify_clean(path: &Path, allowed: &[&str]) -> Result<serde_json::Value, String> {
-    let out = run_to_end(cmd("barecat-verify", &args!["--json", path]), &Stdin::Null);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|err| {
-        format!(
-            "barecat-verify gave no report ({err}): {}",
-            out.stderr
-        )
-    })?;
+    let out = run_to_end(cmd("barecat-verify", args!["--json", path]), &Stdin::Null);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|err| format!("barecat-verify gave no report ({err}): {}", out.stderr))?;
     ensure!(
         out.status.code() == Some(0) && v["problems"].as_array().is_some_and(|p| p.is_empty()),
         "barecat-verify found problems: {}",
@@ -519,18 +517,16 @@ pub fn state(path: &Path) -> State {
     if !Layout::resolve(path).index().exists() {
         return State::NoArchive;
     }
-    let tables: i64 = rusqlite::Connection::open_with_flags(
-        path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
-    )
-    .and_then(|c| {
-        c.query_row(
-            "SELECT count(*) FROM sqlite_schema WHERE name = 'files'",
-            [],
-            |r| r.get(0),
-        )
-    })
-    .unwrap_or(1);
+    let tables: i64 =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .and_then(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM sqlite_schema WHERE name = 'files'",
+                    [],
+                    |r| r.get(0),
+                )
+            })
+            .unwrap_or(1);
     if tables == 0 {
         State::NoSchema
     } else {
@@ -545,7 +541,10 @@ pub fn uncommitted_bytes(path: &Path) -> (u64, usize) {
         return (0, 0);
     };
     let usage = a.with_index(|i| i.shard_usage()).unwrap_or_default();
-    let last = usage.last().map(|u| (u.shard, u.logical_end)).unwrap_or((0, 0));
+    let last = usage
+        .last()
+        .map(|u| (u.shard, u.logical_end))
+        .unwrap_or((0, 0));
     let mut tail = 0;
     let mut extra = 0;
     for s in a.layout().shard_files().unwrap_or_default() {
@@ -576,7 +575,11 @@ impl Tally {
     }
 
     pub fn line(&self, name: &str, run: Duration) -> String {
-        let phases: Vec<String> = self.phases.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        let phases: Vec<String> = self
+            .phases
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
         format!(
             "{name}: {} kill instants over a {:.0} ms run, {} interrupted; {}",
             self.trials,
@@ -591,13 +594,22 @@ impl Tally {
 pub trait Scenario {
     /// Name in messages.
     fn name(&self) -> String;
+    /// Number of variants; trial `k` runs variant `k % variants()`.
+    fn variants(&self) -> usize {
+        1
+    }
     /// Put the output in its starting state for trial `k` (remove it, or copy a
     /// template into place).
     fn prepare(&mut self, k: usize);
     /// The command line of the run that gets killed.
     fn command(&self, k: usize) -> (Command, Stdin);
     /// Check the state a kill (or a normal end) left and name the phase it landed in.
-    fn after_kill(&mut self, k: usize, ended: &Ended, py: &mut PyVerifier) -> Result<String, String>;
+    fn after_kill(
+        &mut self,
+        k: usize,
+        ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String>;
     /// Run the documented fix and check the result against an uninterrupted run.
     fn fix_and_compare(&mut self, k: usize, py: &mut PyVerifier) -> Check;
 }
@@ -611,17 +623,25 @@ pub fn kill_trials(s: &mut dyn Scenario, cfg: Config) -> Tally {
         "{name}: seed {} (replay with BARECAT_CRASH_SEED={}), {} trials",
         cfg.seed, cfg.seed, cfg.trials
     );
-    // Time uninterrupted runs of each variant (scenarios may alternate two variants,
-    // by the parity of the trial number). The estimate is the median of every
-    // complete run seen, including the trials that ended before their kill, so that
-    // it follows the load of the machine.
-    let mut runs: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
-    for k in [usize::MAX - 1, usize::MAX].repeat(3) {
-        s.prepare(k);
-        let (c, stdin) = s.command(k);
-        let e = run_to_end(c, &stdin);
-        assert!(e.status.success(), "{name}: uninterrupted run failed: {}", e.stderr);
-        runs[k % 2].push(e.elapsed);
+    // Time uninterrupted runs of each variant (trial `k` runs variant
+    // `k % variants`). The estimate is the median of every complete run seen,
+    // including the trials that ended before their kill, so that it follows the
+    // load of the machine.
+    let nv = s.variants();
+    let mut runs: Vec<Vec<Duration>> = vec![Vec::new(); nv];
+    for round in 0..3 {
+        for (v, samples) in runs.iter_mut().enumerate() {
+            let k = (1usize << 40) * nv * (round + 1) + v;
+            s.prepare(k);
+            let (c, stdin) = s.command(k);
+            let e = run_to_end(c, &stdin);
+            assert!(
+                e.status.success(),
+                "{name}: uninterrupted run failed: {}",
+                e.stderr
+            );
+            samples.push(e.elapsed);
+        }
     }
     let median = |v: &Vec<Duration>| {
         let mut v = v.clone();
@@ -633,7 +653,7 @@ pub fn kill_trials(s: &mut dyn Scenario, cfg: Config) -> Tally {
     let mut tally = Tally::default();
     for k in 0..cfg.trials {
         let frac = (k as f64 + rng.unit()) / cfg.trials as f64 * 1.1;
-        let run = median(&runs[k % 2]);
+        let run = median(&runs[k % nv]);
         let delay = run.mul_f64(frac);
         let context = || {
             format!(
@@ -659,11 +679,25 @@ pub fn kill_trials(s: &mut dyn Scenario, cfg: Config) -> Tally {
         s.fix_and_compare(k, &mut py)
             .unwrap_or_else(|e| panic!("{}: after the fix: {e}", context()));
         if ended.finished {
-            runs[k % 2].push(ended.elapsed);
+            runs[k % nv].push(ended.elapsed);
         }
-        tally.add(if ended.finished { "not interrupted".into() } else { phase }, !ended.finished);
+        tally.add(
+            if ended.finished {
+                "not interrupted".into()
+            } else {
+                phase
+            },
+            !ended.finished,
+        );
     }
-    eprintln!("{}", tally.line(&name, median(&runs[0]).max(median(&runs[1]))));
+    let longest = runs.iter().map(median).max().unwrap();
+    eprintln!(
+        "{name}: run times (ms) per variant: {:?}",
+        runs.iter()
+            .map(|v| v.iter().map(|d| d.as_millis()).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    );
+    eprintln!("{}", tally.line(&name, longest));
     assert!(
         tally.interrupted * 2 >= tally.trials,
         "{name}: only {} of {} runs were interrupted: the runs are too short",
@@ -674,8 +708,9 @@ pub fn kill_trials(s: &mut dyn Scenario, cfg: Config) -> Tally {
 }
 
 fn fxhash(s: &str) -> u64 {
-    s.bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// Paths relative to the harness directory, for messages.
