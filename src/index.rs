@@ -143,6 +143,18 @@ impl Index {
     pub fn open_write(path: &Path, create: bool) -> Result<Index> {
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         if create {
+            // Created here rather than by SQLite, whose "unable to open database
+            // file" would hide the reason (a read-only file system, a full disk, no
+            // permission).
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(Error::io(path, e)),
+            }
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         } else if !path.is_file() {
             return Err(Error::ArchiveNotFound {

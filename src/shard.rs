@@ -58,6 +58,10 @@ impl ShardSet {
             }
             Err(e) => return Err(Error::io(&path, e)),
         };
+        // A directory opens like a file but reads and maps with puzzling errors.
+        if file.metadata().at(&path)?.is_dir() {
+            shard_len(&path)?;
+        }
         let shard = Arc::new(OpenShard {
             path,
             file,
@@ -210,6 +214,23 @@ impl AsRef<[u8]> for MappedFile {
     fn as_ref(&self) -> &[u8] {
         self
     }
+}
+
+/// The length of the shard file at `path` (following a symbolic link). Anything but
+/// a regular file is an error naming it.
+pub(crate) fn shard_len(path: &Path) -> Result<u64> {
+    let md = fs::metadata(path).at(path)?;
+    if md.is_file() {
+        return Ok(md.len());
+    }
+    Err(Error::io(
+        path,
+        io::Error::other(if md.is_dir() {
+            "is a directory, not a shard file"
+        } else {
+            "not a regular file"
+        }),
+    ))
 }
 
 /// `fsync` a directory so that a newly created entry in it survives a crash.

@@ -240,18 +240,33 @@ impl ArchiveWriter {
                 });
             }
         }
-        let index = Index::open_write(layout.index(), create)?;
-        let lock = lock_index(layout.index())?;
-        let stored = index.shard_size_limit()?;
-        let limit = match opts.shard_size_limit {
-            Some(l) if l != stored => {
-                Self::check_new_limit(&index, l)?;
-                index.set_shard_size_limit(l)?;
-                l
+        let opened = (|| {
+            let index = Index::open_write(layout.index(), create)?;
+            let lock = lock_index(layout.index())?;
+            let stored = index.shard_size_limit()?;
+            let limit = match opts.shard_size_limit {
+                Some(l) if l != stored => {
+                    Self::check_new_limit(&index, l)?;
+                    index.set_shard_size_limit(l)?;
+                    l
+                }
+                _ => stored,
+            };
+            let shards = ShardAppender::open(&layout, limit, opts.allow_symlinked_shards)?;
+            Ok((index, lock, shards))
+        })();
+        let (index, lock, shards) = match opened {
+            Ok(parts) => parts,
+            Err(e) => {
+                // A new archive that could not be set up (a full disk, a read-only
+                // directory) is not left behind half-made; one that another writer
+                // holds is not ours to remove.
+                if create && !matches!(e, Error::Locked { .. }) {
+                    let _ = Layout::remove(path);
+                }
+                return Err(e);
             }
-            _ => stored,
         };
-        let shards = ShardAppender::open(&layout, limit, opts.allow_symlinked_shards)?;
         let fresh = index.count_files()? == 0
             && index
                 .conn()

@@ -763,3 +763,117 @@ fn defrag_killed_at_random_instants_keeps_every_file() {
 fn quick_defrag_killed_at_random_instants_keeps_every_file() {
     defrag(true);
 }
+
+// ---------------------------------------------------------------------- regressions
+
+/// A create killed after SQLite created the index file but before the tables were
+/// committed leaves an empty database; `--resume` (of create and of from-tar)
+/// starts the archive anew instead of calling it "not a barecat archive", while a
+/// plain create still refuses to touch the file.
+#[test]
+fn resume_starts_over_from_an_index_killed_before_its_tables_existed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files = make_tree(&d.join("src"), "tree", 30, 100_000, 31);
+    let tar = d.join("in.tar");
+    fs::write(&tar, make_tar(&files)).unwrap();
+    let reference = d.join("ref.barecat");
+    let e = run_to_end(
+        cmd("barecat-create", args!["-q", "-C", d.join("src"), &reference, "tree"]),
+        &Stdin::Null,
+    );
+    assert!(e.status.success(), "{}", e.stderr);
+    let want = read_all(&reference, &files).unwrap();
+    let out = d.join("out.barecat");
+    let runs: [(&str, Vec<OsString>); 2] = [
+        ("barecat-create", args!["-q", "-C", d.join("src"), &out, "tree"]),
+        ("barecat-from-tar", args!["-q", &tar, &out]),
+    ];
+    for (prog, argv) in runs {
+        fs::write(&out, b"").unwrap();
+        let e = run_to_end(cmd(prog, &argv), &Stdin::Null);
+        assert_eq!(e.status.code(), Some(1), "{prog}: {}", e.stderr);
+        assert!(e.stderr.contains("already exists"), "{prog}: {}", e.stderr);
+        assert_eq!(fs::metadata(&out).unwrap().len(), 0, "{prog} changed the file");
+        let mut resume = argv.clone();
+        resume.insert(0, "--resume".into());
+        let e = run_to_end(cmd(prog, &resume), &Stdin::Null);
+        assert!(e.status.success(), "{prog} --resume: {}", e.stderr);
+        let snap = read_all(&out, &files).unwrap();
+        if prog == "barecat-create" {
+            assert!(snap.diff(&want).is_none(), "{:?}", snap.diff(&want));
+        } else {
+            assert_eq!(snap.files.len(), files.len());
+        }
+        verify_clean(&out, &[]).unwrap();
+        Layout::remove(&out).unwrap();
+    }
+}
+
+/// Temporary outputs of merges that were killed (their process is gone) are removed
+/// by the next merge to the same output; those of a live process are left alone.
+#[test]
+fn merge_removes_the_temporaries_of_killed_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files: Files = [("a/x".to_string(), b"x".to_vec())].into_iter().collect();
+    let input = d.join("in.barecat");
+    build(&input, None, &files);
+    // A pid that no process has any more.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    for tag in ["merging", "linking"] {
+        let stale = d.join(format!(".out.barecat.{tag}-{dead}"));
+        build(&stale, Some(1), &parts(&files, 1)[0]);
+        fs::write(d.join(format!(".out.barecat.{tag}-{dead}-journal")), b"j").unwrap();
+        // pid 1 always exists.
+        let live = d.join(format!(".out.barecat.{tag}-1"));
+        build(&live, None, &files);
+        let mut argv = args!["-q", "-f", "-o", d.join("out.barecat"), &input];
+        if tag == "linking" {
+            argv.insert(0, "--symlink".into());
+        }
+        let e = run_to_end(cmd("barecat-merge", argv), &Stdin::Null);
+        assert!(e.status.success(), "{}", e.stderr);
+        let left: Vec<String> = names(d)
+            .into_iter()
+            .filter(|n| n.starts_with(&format!(".out.barecat.{tag}")))
+            .collect();
+        assert_eq!(
+            left,
+            [
+                format!(".out.barecat.{tag}-1"),
+                format!(".out.barecat.{tag}-1-shard-00000")
+            ],
+            "{tag}"
+        );
+        Layout::remove(&live).unwrap();
+    }
+}
+
+/// A killed `merge -a` leaves the bytes it appended after the last file; the next
+/// `merge -a` cuts them off before appending instead of leaving them as a hole.
+#[test]
+fn merge_append_removes_the_bytes_a_killed_merge_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files = make_tree(&d.join("src"), "tree", 30, 100_000, 32);
+    let p = parts(&files, 2);
+    let out = d.join("out.barecat");
+    build(&out, Some(LIMIT_BYTES), &p[0]);
+    let input = d.join("in.barecat");
+    build(&input, Some(LIMIT_BYTES), &p[1]);
+    // What a killed append leaves: bytes after the last file, and a shard after it.
+    let layout = Layout::current(&out);
+    let last = layout.shard_files().unwrap().last().unwrap().clone();
+    let mut f = fs::OpenOptions::new().append(true).open(&last.path).unwrap();
+    std::io::Write::write_all(&mut f, &[7u8; 5000]).unwrap();
+    fs::write(layout.shard_path(last.number + 1), [7u8; 3000]).unwrap();
+    let e = run_to_end(cmd("barecat-merge", args!["-q", "-a", "-o", &out, &input]), &Stdin::Null);
+    assert!(e.status.success(), "{}", e.stderr);
+    let snap = read_all(&out, &files).unwrap();
+    assert_eq!(snap.files.len(), files.len());
+    let v = verify_clean(&out, &[]).unwrap();
+    assert_eq!(v["space"]["reclaimable_bytes"], 0, "{}", v["space"]);
+}

@@ -75,9 +75,7 @@ pub fn open_barecat(path: &Path) -> Result<Archive> {
     let usage = archive.with_index(|i| i.shard_usage())?;
     for u in usage {
         let path = archive.shards().path(u.shard);
-        let len = std::fs::metadata(&path)
-            .map_err(|e| Error::io(&path, e))?
-            .len();
+        let len = crate::shard::shard_len(&path)?;
         if len < u.logical_end {
             return Err(Error::io(
                 archive.shards().path(u.shard),

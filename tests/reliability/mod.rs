@@ -330,6 +330,7 @@ macro_rules! ensure {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use ensure;
 
 /// Everything an archive holds, apart from where the bytes are: per file its size,
@@ -716,4 +717,195 @@ fn fxhash(s: &str) -> u64 {
 /// Paths relative to the harness directory, for messages.
 pub fn rel(p: &Path) -> PathBuf {
     p.file_name().map(PathBuf::from).unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------- faults
+
+/// Make the child's writes past `bytes` fail with EFBIG: SIGXFSZ ignored, then
+/// `RLIMIT_FSIZE` set (both survive `exec`). Needs no privilege.
+pub fn limit_file_size(cmd: &mut Command, bytes: u64) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let r = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A small tmpfs mounted at a directory in a private mount namespace, so that a
+/// test can fill a file system, or make it read-only, without touching the
+/// machine's mounts and without root when user namespaces are available.
+///
+/// A holder process keeps the namespace alive; commands run inside it through
+/// `nsenter`. The test process itself cannot see the mount (and SQLite resolves
+/// `/proc/PID/root` links), so archives are inspected through copies
+/// ([`Sandbox::copy_out`]). Dropping the sandbox ends the holder and, with it,
+/// the mount.
+pub struct Sandbox {
+    holder: Child,
+    pid: u32,
+    userns: bool,
+    pub mnt: PathBuf,
+}
+
+impl Sandbox {
+    /// Mount a tmpfs of `size` (e.g. "3m") at `mnt` (an existing empty directory).
+    /// Tries `unshare -m` (root), then `unshare -rm` (a user namespace); fails the
+    /// test with the reason when neither works: the fault tests never skip.
+    pub fn tmpfs(mnt: &Path, size: &str) -> Sandbox {
+        let script = r#"mount -t tmpfs -o "size=$2" tmpfs "$1" || exit 1; echo ready; exec cat >/dev/null"#;
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut errors = Vec::new();
+        for userns in [false, true] {
+            if !userns && !root {
+                continue;
+            }
+            let mut c = Command::new("unshare");
+            if userns {
+                c.arg("-r");
+            }
+            c.args(["-m", "--propagation", "private", "sh", "-c", script, "sh"])
+                .arg(mnt)
+                .arg(size)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = match c.spawn() {
+                Ok(c) => c,
+                Err(e) => {
+                    errors.push(format!("cannot run unshare: {e}"));
+                    continue;
+                }
+            };
+            let mut line = String::new();
+            let mut out = BufReader::new(child.stdout.take().unwrap());
+            let _ = out.read_line(&mut line);
+            if line.trim() == "ready" {
+                let pid = child.id();
+                return Sandbox {
+                    holder: child,
+                    pid,
+                    userns,
+                    mnt: mnt.to_path_buf(),
+                };
+            }
+            drop(child.stdin.take());
+            let o = child.wait_with_output().unwrap();
+            errors.push(format!(
+                "unshare {}-m: {}",
+                if userns { "-r " } else { "" },
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
+        }
+        panic!(
+            "the ENOSPC and read-only tests mount a small tmpfs in a private mount \
+             namespace, and that failed ({}). Run them as root, or where user \
+             namespaces are allowed (sysctl kernel.unprivileged_userns_clone=1).",
+            errors.join("; ")
+        );
+    }
+
+    /// A command that runs `prog` inside the namespace.
+    pub fn command(&self, prog: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new("nsenter");
+        c.arg("-t").arg(self.pid.to_string());
+        if self.userns {
+            c.args(["-U", "--preserve-credentials"]);
+        }
+        c.arg("-m").arg("--").arg(prog);
+        c
+    }
+
+    /// Run one of our binaries inside the namespace.
+    pub fn run<S: AsRef<std::ffi::OsStr>>(&self, name: &str, args: impl IntoIterator<Item = S>) -> Ended {
+        let mut c = self.command(bin(name));
+        c.args(args);
+        run_to_end(c, &Stdin::Null)
+    }
+
+    /// Run a shell command line inside the namespace; it must succeed.
+    pub fn sh(&self, script: &str) {
+        let mut c = self.command("sh");
+        c.arg("-c").arg(script);
+        let e = run_to_end(c, &Stdin::Null);
+        assert!(e.status.success(), "{script}: {}", e.stderr);
+    }
+
+    /// Give the file system a new size (e.g. more space after a full disk).
+    pub fn resize(&self, size: &str) {
+        self.sh(&format!("mount -o remount,size={size} '{}'", self.mnt.display()));
+    }
+
+    pub fn set_read_only(&self, ro: bool) {
+        let mode = if ro { "ro" } else { "rw" };
+        self.sh(&format!("mount -o remount,{mode} '{}'", self.mnt.display()));
+    }
+
+    /// `p` (a path below the mount point) as the test process reaches it: through
+    /// the holder's root. For plain file operations only, never for SQLite.
+    pub fn outside(&self, p: &Path) -> PathBuf {
+        let rel = p.strip_prefix("/").unwrap_or(p);
+        PathBuf::from(format!("/proc/{}/root", self.pid)).join(rel)
+    }
+
+    /// Fill the file system: a file of zeros grown until the disk is full.
+    pub fn fill(&self, name: &str) {
+        let p = self.outside(&self.mnt.join(name));
+        let mut f = fs::File::create(&p).unwrap();
+        let block = vec![0u8; 64 << 10];
+        loop {
+            match f.write(&block) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+                Err(e) => panic!("{}: {e}", p.display()),
+            }
+        }
+        // The last blocks fill up to the byte.
+        let mut small = [0u8; 512];
+        while f.write(&mut small).map(|n| n > 0).unwrap_or(false) {}
+        let _ = f.sync_all();
+    }
+
+    pub fn remove(&self, name: &str) {
+        fs::remove_file(self.outside(&self.mnt.join(name))).unwrap();
+    }
+
+    /// Names in a directory inside the mount.
+    pub fn names(&self, dir: &Path) -> Vec<String> {
+        names(&self.outside(dir))
+    }
+
+    /// Copy the archive at `archive` (below the mount point), with its shards and
+    /// SQLite side files, to `to` on the test's own file system.
+    pub fn copy_out(&self, archive: &Path, to: &Path) {
+        let _ = Layout::remove(to);
+        let dir = archive.parent().unwrap();
+        let name = archive.file_name().unwrap().to_string_lossy().into_owned();
+        let to_name = to.file_name().unwrap().to_string_lossy().into_owned();
+        for n in self.names(dir) {
+            if let Some(rest) = n.strip_prefix(&name) {
+                if rest.is_empty() || rest.starts_with('-') {
+                    let dest = to.with_file_name(format!("{to_name}{rest}"));
+                    fs::copy(self.outside(&dir.join(&n)), &dest).unwrap();
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        drop(self.holder.stdin.take());
+        let _ = self.holder.wait();
+    }
 }
