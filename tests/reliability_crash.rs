@@ -779,14 +779,20 @@ fn resume_starts_over_from_an_index_killed_before_its_tables_existed() {
     fs::write(&tar, make_tar(&files)).unwrap();
     let reference = d.join("ref.barecat");
     let e = run_to_end(
-        cmd("barecat-create", args!["-q", "-C", d.join("src"), &reference, "tree"]),
+        cmd(
+            "barecat-create",
+            args!["-q", "-C", d.join("src"), &reference, "tree"],
+        ),
         &Stdin::Null,
     );
     assert!(e.status.success(), "{}", e.stderr);
     let want = read_all(&reference, &files).unwrap();
     let out = d.join("out.barecat");
     let runs: [(&str, Vec<OsString>); 2] = [
-        ("barecat-create", args!["-q", "-C", d.join("src"), &out, "tree"]),
+        (
+            "barecat-create",
+            args!["-q", "-C", d.join("src"), &out, "tree"],
+        ),
         ("barecat-from-tar", args!["-q", &tar, &out]),
     ];
     for (prog, argv) in runs {
@@ -794,7 +800,11 @@ fn resume_starts_over_from_an_index_killed_before_its_tables_existed() {
         let e = run_to_end(cmd(prog, &argv), &Stdin::Null);
         assert_eq!(e.status.code(), Some(1), "{prog}: {}", e.stderr);
         assert!(e.stderr.contains("already exists"), "{prog}: {}", e.stderr);
-        assert_eq!(fs::metadata(&out).unwrap().len(), 0, "{prog} changed the file");
+        assert_eq!(
+            fs::metadata(&out).unwrap().len(),
+            0,
+            "{prog} changed the file"
+        );
         let mut resume = argv.clone();
         resume.insert(0, "--resume".into());
         let e = run_to_end(cmd(prog, &resume), &Stdin::Null);
@@ -867,10 +877,16 @@ fn merge_append_removes_the_bytes_a_killed_merge_left() {
     // What a killed append leaves: bytes after the last file, and a shard after it.
     let layout = Layout::current(&out);
     let last = layout.shard_files().unwrap().last().unwrap().clone();
-    let mut f = fs::OpenOptions::new().append(true).open(&last.path).unwrap();
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(&last.path)
+        .unwrap();
     std::io::Write::write_all(&mut f, &[7u8; 5000]).unwrap();
     fs::write(layout.shard_path(last.number + 1), [7u8; 3000]).unwrap();
-    let e = run_to_end(cmd("barecat-merge", args!["-q", "-a", "-o", &out, &input]), &Stdin::Null);
+    let e = run_to_end(
+        cmd("barecat-merge", args!["-q", "-a", "-o", &out, &input]),
+        &Stdin::Null,
+    );
     assert!(e.status.success(), "{}", e.stderr);
     let snap = read_all(&out, &files).unwrap();
     assert_eq!(snap.files.len(), files.len());

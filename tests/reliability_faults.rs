@@ -84,8 +84,11 @@ impl Env {
     /// allowed), Python's verify passes. Returns its snapshot.
     fn check_valid(&mut self, archive: &Path, ctx: &str) -> Snapshot {
         let snap = read_all(archive, &self.files).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-        verify_clean(archive, &["extra_shard", "no_shard"]).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-        self.py.verify(archive).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        verify_clean(archive, &["extra_shard", "no_shard"])
+            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        self.py
+            .verify(archive)
+            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
         snap
     }
 
@@ -98,7 +101,9 @@ impl Env {
         }
         let v = verify_clean(archive, &[]).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         assert_eq!(v["space"]["reclaimable_bytes"], 0, "{ctx}: {}", v["space"]);
-        self.py.verify(archive).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        self.py
+            .verify(archive)
+            .unwrap_or_else(|e| panic!("{ctx}: {e}"));
     }
 
     /// Command lines of the ingest commands, writing to `out`.
@@ -153,7 +158,11 @@ impl Env {
 fn copy_in(sb: &Sandbox, from: &Path, to: &Path) {
     fs::copy(from, sb.outside(to)).unwrap();
     for s in Layout::current(from).shard_files().unwrap() {
-        fs::copy(&s.path, sb.outside(&Layout::current(to).shard_path(s.number))).unwrap();
+        fs::copy(
+            &s.path,
+            sb.outside(&Layout::current(to).shard_path(s.number)),
+        )
+        .unwrap();
     }
 }
 
@@ -178,8 +187,11 @@ fn create_and_from_tar_on_a_full_disk_fail_cleanly_and_resume() {
         assert!(e.status.success(), "{prog} --resume: {}", e.stderr);
         sb.copy_out(&out, &copy);
         env.check_complete(&copy, &want, prog);
-        eprintln!("{prog}: {} of {} files were committed before the disk was full",
-            partial.files.len(), env.files.len());
+        eprintln!(
+            "{prog}: {} of {} files were committed before the disk was full",
+            partial.files.len(),
+            env.files.len()
+        );
     }
 }
 
@@ -284,7 +296,10 @@ fn merge_on_a_full_disk_leaves_the_old_output_or_none() {
         if !mode.is_empty() {
             sb.copy_out(&out, &copy);
             let snap = env.check_valid(&copy, &ctx);
-            assert!(snap.diff(&old_snap).is_none(), "{ctx}: the old output changed");
+            assert!(
+                snap.diff(&old_snap).is_none(),
+                "{ctx}: the old output changed"
+            );
             let v = verify_clean(&copy, &[]).unwrap();
             assert_eq!(v["space"]["reclaimable_bytes"], 0, "{ctx}: {}", v["space"]);
         }
@@ -292,7 +307,11 @@ fn merge_on_a_full_disk_leaves_the_old_output_or_none() {
         let e = sb.run("barecat-merge", merge_argv(&m, &out, mode));
         assert!(e.status.success(), "{ctx}: {}", e.stderr);
         sb.copy_out(&out, &copy);
-        let want = if mode == "-a" { &m.reference_append } else { &m.reference_new };
+        let want = if mode == "-a" {
+            &m.reference_append
+        } else {
+            &m.reference_new
+        };
         env.check_complete(&copy, want, &ctx);
     }
 }
@@ -338,8 +357,13 @@ fn assert_extracted(dir: &Path, files: &Files, all: bool, ctx: &str) {
         let e = e.unwrap();
         if e.file_type().is_file() {
             let rel = e.path().strip_prefix(dir).unwrap().to_str().unwrap();
-            let want = files.get(rel).unwrap_or_else(|| panic!("{ctx}: {rel} not in the archive"));
-            assert!(fs::read(e.path()).unwrap() == *want, "{ctx}: {rel} differs (partial?)");
+            let want = files
+                .get(rel)
+                .unwrap_or_else(|| panic!("{ctx}: {rel} not in the archive"));
+            assert!(
+                fs::read(e.path()).unwrap() == *want,
+                "{ctx}: {rel} differs (partial?)"
+            );
             n += 1;
         }
     }
@@ -391,7 +415,10 @@ fn create_and_from_tar_hitting_the_file_size_limit_fail_cleanly_and_resume() {
         assert_fails(&e, &env.d, EFBIG, prog);
         let partial = env.check_valid(&out, prog);
         assert!(partial.files.len() < env.files.len());
-        let e = run_to_end(cmd(prog, env.ingest_argv(prog, &out, &["--resume"])), &Stdin::Null);
+        let e = run_to_end(
+            cmd(prog, env.ingest_argv(prog, &out, &["--resume"])),
+            &Stdin::Null,
+        );
         assert!(e.status.success(), "{prog} --resume: {}", e.stderr);
         env.check_complete(&out, &want, prog);
     }
@@ -415,11 +442,21 @@ fn merge_hitting_the_file_size_limit_leaves_the_old_output_or_none() {
         assert_eq!(names(&env.d), before, "{ctx}: left behind");
         if !mode.is_empty() {
             let snap = env.check_valid(&out, &ctx);
-            assert!(snap.diff(&old_snap).is_none(), "{ctx}: the old output changed");
+            assert!(
+                snap.diff(&old_snap).is_none(),
+                "{ctx}: the old output changed"
+            );
         }
-        let e = run_to_end(cmd("barecat-merge", merge_argv(&m, &out, mode)), &Stdin::Null);
+        let e = run_to_end(
+            cmd("barecat-merge", merge_argv(&m, &out, mode)),
+            &Stdin::Null,
+        );
         assert!(e.status.success(), "{ctx}: {}", e.stderr);
-        let want = if mode == "-a" { &m.reference_append } else { &m.reference_new };
+        let want = if mode == "-a" {
+            &m.reference_append
+        } else {
+            &m.reference_new
+        };
         env.check_complete(&out, want, &ctx);
     }
 }
@@ -467,9 +504,17 @@ fn extract_hitting_the_file_size_limit_reports_each_file_and_keeps_no_partial_on
     // One line per file that did not fit, each naming it; every other file is there.
     assert_eq!(e.stderr.trim().lines().count(), large, "{}", e.stderr);
     for line in e.stderr.trim().lines() {
-        assert!(line.contains(&*out.to_string_lossy()) && line.contains("File too large"), "{line}");
+        assert!(
+            line.contains(&*out.to_string_lossy()) && line.contains("File too large"),
+            "{line}"
+        );
     }
-    let small: Files = env.files.iter().filter(|(_, v)| v.len() <= 100_000).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let small: Files = env
+        .files
+        .iter()
+        .filter(|(_, v)| v.len() <= 100_000)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     assert_extracted(&out, &small, true, "extract");
     let mut again = argv.clone();
     again.insert(0, "--overwrite".into());
@@ -491,11 +536,23 @@ fn writers_on_a_read_only_file_system_fail_cleanly_and_change_nothing() {
     let out = env.mnt.join("a.barecat");
     copy_in(&sb, &archive, &out);
     let other = env.d.join("other.barecat");
-    build(&other, None, &[("more/x".to_string(), b"x".to_vec())].into_iter().collect());
+    build(
+        &other,
+        None,
+        &[("more/x".to_string(), b"x".to_vec())]
+            .into_iter()
+            .collect(),
+    );
     sb.set_read_only(true);
     let runs: Vec<(&str, Vec<OsString>)> = vec![
-        ("barecat-create", args!["-q", "-a", "-C", &env.src, &out, "tree"]),
-        ("barecat-create", args!["-q", "--resume", "-C", &env.src, &out, "tree"]),
+        (
+            "barecat-create",
+            args!["-q", "-a", "-C", &env.src, &out, "tree"],
+        ),
+        (
+            "barecat-create",
+            args!["-q", "--resume", "-C", &env.src, &out, "tree"],
+        ),
         ("barecat-from-tar", args!["-q", "-a", &env.tar, &out]),
         ("barecat-merge", args!["-q", "-a", "-o", &out, &other]),
         ("barecat-merge", args!["-q", "-f", "-o", &out, &other]),
@@ -543,13 +600,25 @@ fn a_shard_replaced_by_a_directory_gives_clear_errors() {
         fs::create_dir(&shard).unwrap();
         let other = env.d.join("other.barecat");
         let _ = Layout::remove(&other);
-        build(&other, None, &[("more/x".to_string(), b"x".to_vec())].into_iter().collect());
+        build(
+            &other,
+            None,
+            &[("more/x".to_string(), b"x".to_vec())]
+                .into_iter()
+                .collect(),
+        );
         let x = env.d.join("x");
         let _ = fs::remove_dir_all(&x);
         let merged = env.d.join("merged.barecat");
         let runs: Vec<(&str, Vec<OsString>)> = vec![
-            ("barecat-create", args!["-q", "--resume", "-C", &env.src, &archive, "tree/c0"]),
-            ("barecat-from-tar", args!["-q", "--resume", &env.tar, &archive]),
+            (
+                "barecat-create",
+                args!["-q", "--resume", "-C", &env.src, &archive, "tree/c0"],
+            ),
+            (
+                "barecat-from-tar",
+                args!["-q", "--resume", &env.tar, &archive],
+            ),
             ("barecat-merge", args!["-q", "-a", "-o", &archive, &other]),
             ("barecat-merge", args!["-q", "-o", &merged, &archive]),
             ("barecat-defrag", args!["-q", &archive]),
@@ -577,7 +646,9 @@ fn a_shard_replaced_by_a_directory_gives_clear_errors() {
                     .clone()
                     .into_iter()
                     .filter(|(k, _)| a.exists(k).unwrap())
-                    .partition(|(k, v)| !v.is_empty() && a.file_info(k).unwrap().shard == victim as u64);
+                    .partition(|(k, v)| {
+                        !v.is_empty() && a.file_info(k).unwrap().shard == victim as u64
+                    });
                 assert!(!lost.is_empty());
                 assert_eq!(e.stderr.trim().lines().count(), lost.len(), "{ctx}");
                 assert_extracted(&x, &rest, true, &ctx);
@@ -630,7 +701,10 @@ fn merge_append_with_a_damaged_tar_changes_nothing() {
     let bad = env.d.join("bad.tar");
     fs::write(&bad, &tar[..tar.len() / 2 + 700]).unwrap();
     let e = run_to_end(
-        cmd("barecat-merge", args!["-q", "-a", "-o", &out, &m.inputs[0], &bad]),
+        cmd(
+            "barecat-merge",
+            args!["-q", "-a", "-o", &out, &m.inputs[0], &bad],
+        ),
         &Stdin::Null,
     );
     assert_fails(&e, &bad, &["truncated"], "merge -a with a truncated tar");
@@ -645,7 +719,12 @@ fn merge_append_with_a_damaged_tar_changes_nothing() {
 fn merge_append_skips_tar_members_an_earlier_input_added() {
     let env = Env::new(30);
     let out = env.d.join("out.barecat");
-    let first: Files = env.files.iter().take(10).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let first: Files = env
+        .files
+        .iter()
+        .take(10)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     build(&out, None, &first);
     let input = env.d.join("in.barecat");
     build(&input, None, &env.files);

@@ -762,7 +762,8 @@ impl Sandbox {
     /// Tries `unshare -m` (root), then `unshare -rm` (a user namespace); fails the
     /// test with the reason when neither works: the fault tests never skip.
     pub fn tmpfs(mnt: &Path, size: &str) -> Sandbox {
-        let script = r#"mount -t tmpfs -o "size=$2" tmpfs "$1" || exit 1; echo ready; exec cat >/dev/null"#;
+        let script =
+            r#"mount -t tmpfs -o "size=$2" tmpfs "$1" || exit 1; echo ready; exec cat >/dev/null"#;
         let root = unsafe { libc::geteuid() } == 0;
         let mut errors = Vec::new();
         for userns in [false, true] {
@@ -826,7 +827,11 @@ impl Sandbox {
     }
 
     /// Run one of our binaries inside the namespace.
-    pub fn run<S: AsRef<std::ffi::OsStr>>(&self, name: &str, args: impl IntoIterator<Item = S>) -> Ended {
+    pub fn run<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        name: &str,
+        args: impl IntoIterator<Item = S>,
+    ) -> Ended {
         let mut c = self.command(bin(name));
         c.args(args);
         run_to_end(c, &Stdin::Null)
@@ -842,7 +847,10 @@ impl Sandbox {
 
     /// Give the file system a new size (e.g. more space after a full disk).
     pub fn resize(&self, size: &str) {
-        self.sh(&format!("mount -o remount,size={size} '{}'", self.mnt.display()));
+        self.sh(&format!(
+            "mount -o remount,size={size} '{}'",
+            self.mnt.display()
+        ));
     }
 
     pub fn set_read_only(&self, ro: bool) {
@@ -871,8 +879,8 @@ impl Sandbox {
             }
         }
         // The last blocks fill up to the byte.
-        let mut small = [0u8; 512];
-        while f.write(&mut small).map(|n| n > 0).unwrap_or(false) {}
+        let small = [0u8; 512];
+        while f.write(&small).map(|n| n > 0).unwrap_or(false) {}
         let _ = f.sync_all();
     }
 
