@@ -673,6 +673,11 @@ impl Scenario for Defrag {
         self.name.into()
     }
 
+    /// Odd trials work in tiny steps (`--small-steps`), even ones as usual.
+    fn variants(&self) -> usize {
+        2
+    }
+
     fn prepare(&mut self, _k: usize) {
         copy_archive(&self.template, &self.out);
     }

@@ -424,6 +424,59 @@ fn create_and_from_tar_hitting_the_file_size_limit_fail_cleanly_and_resume() {
     }
 }
 
+/// The index, not a shard, hits the limit: SQLite's write fails in the middle of a
+/// commit. The batch is lost, the committed rows stay readable, --resume finishes.
+#[test]
+fn create_whose_index_hits_the_file_size_limit_fails_cleanly_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut files = Files::new();
+    for i in 0..3000 {
+        let rel = format!(
+            "tree/d{:02}/a_long_file_name_to_grow_the_index_{i:05}",
+            i % 50
+        );
+        let data = vec![b'x'; i % 50];
+        let full = d.join("src").join(&rel);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(&full, &data).unwrap();
+        files.insert(rel, data);
+    }
+    let argv = |out: &Path, resume: bool| {
+        let mut a = args![
+            "-q",
+            "-s",
+            "16K",
+            "--commit-interval-ms",
+            "5",
+            "-C",
+            d.join("src"),
+            out,
+            "tree"
+        ];
+        if resume {
+            a.insert(0, "--resume".into());
+        }
+        a
+    };
+    let reference = d.join("ref.barecat");
+    let e = run_to_end(cmd("barecat-create", argv(&reference, false)), &Stdin::Null);
+    assert!(e.status.success(), "{}", e.stderr);
+    let want = read_all(&reference, &files).unwrap();
+    let out = d.join("out.barecat");
+    // Shards stay below 16 KiB; the index grows past 100 KB.
+    let e = run_limited("barecat-create", argv(&out, false), 100_000);
+    assert_fails(&e, &out, &["disk I/O error", "File too large"], "create");
+    let partial = read_all(&out, &files).unwrap();
+    assert!(!partial.files.is_empty() && partial.files.len() < files.len());
+    verify_clean(&out, &["extra_shard"]).unwrap();
+    let e = run_to_end(cmd("barecat-create", argv(&out, true)), &Stdin::Null);
+    assert!(e.status.success(), "{}", e.stderr);
+    let snap = read_all(&out, &files).unwrap();
+    assert!(snap.diff(&want).is_none(), "{:?}", snap.diff(&want));
+    verify_clean(&out, &[]).unwrap();
+}
+
 #[test]
 fn merge_hitting_the_file_size_limit_leaves_the_old_output_or_none() {
     let mut env = Env::new(240);
