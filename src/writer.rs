@@ -914,6 +914,28 @@ impl ArchiveWriter {
         Ok(removed)
     }
 
+    /// Abandon everything added since the last commit: the rows are rolled back and
+    /// the bytes they pointed at are cut off (see [`trim_garbage`]). Also after a
+    /// failed write or commit; the writer is usable again afterwards. Returns the
+    /// number of bytes removed.
+    ///
+    /// [`trim_garbage`]: Self::trim_garbage
+    pub fn rollback(&mut self) -> Result<u64> {
+        if self.batch.take().is_some() || !self.index.conn().is_autocommit() {
+            self.index
+                .conn()
+                .execute_batch("ROLLBACK")
+                .at(self.layout.index())?;
+        }
+        self.index.set_bulk_mode(false)?;
+        self.poisoned = false;
+        // Directories inserted by the abandoned batch are gone again.
+        self.dirs.known.clear();
+        self.dirs.known.insert(String::new());
+        self.dirs.complete = false;
+        self.trim_garbage()
+    }
+
     // ------------------------------------------------------------------ mutations
 
     /// Run `f` in a transaction of its own with triggers on.

@@ -468,7 +468,8 @@ fn create_whose_index_hits_the_file_size_limit_fails_cleanly_and_resumes() {
     let e = run_limited("barecat-create", argv(&out, false), 100_000);
     assert_fails(&e, &out, &["disk I/O error", "File too large"], "create");
     let partial = read_all(&out, &files).unwrap();
-    assert!(!partial.files.is_empty() && partial.files.len() < files.len());
+    // How many commits got through depends on the timing.
+    assert!(partial.files.len() < files.len());
     verify_clean(&out, &["extra_shard"]).unwrap();
     let e = run_to_end(cmd("barecat-create", argv(&out, true)), &Stdin::Null);
     assert!(e.status.success(), "{}", e.stderr);
@@ -795,4 +796,47 @@ fn merge_append_skips_tar_members_an_earlier_input_added() {
     assert_eq!(snap.files.len(), env.files.len());
     // The barecat input's copies won (library metadata, not the tar's).
     assert!(snap.files.values().all(|(_, _, m)| *m == meta()));
+}
+
+/// `ArchiveWriter::rollback` (the undo of a failed `merge -a`): the rows and bytes
+/// of the open batch go, the committed ones stay, and the writer goes on.
+#[test]
+fn writer_rollback_undoes_the_open_batch_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.barecat");
+    let mut w = barecat::ArchiveWriter::open(
+        &p,
+        barecat::WriterOptions {
+            shard_size_limit: Some(1000),
+            commit_interval: std::time::Duration::MAX,
+            commit_bytes: u64::MAX,
+            ..barecat::WriterOptions::default()
+        },
+    )
+    .unwrap();
+    w.add_file("kept/a", meta(), &[1u8; 600], None).unwrap();
+    w.commit().unwrap();
+    // Rotates into two new shards and creates directories.
+    for i in 0..3 {
+        w.add_file(&format!("gone/d{i}/f"), meta(), &[2u8; 700], None)
+            .unwrap();
+    }
+    // The bytes that reached the shards (the last file may still be buffered).
+    assert!(w.rollback().unwrap() >= 2 * 700);
+    w.add_file("gone/d0/g", meta(), b"again", None).unwrap();
+    w.finish().unwrap();
+    let files: Files = [
+        ("kept/a".to_string(), vec![1u8; 600]),
+        ("gone/d0/g".to_string(), b"again".to_vec()),
+    ]
+    .into_iter()
+    .collect();
+    let snap = read_all(&p, &files).unwrap();
+    assert_eq!(snap.files.len(), 2);
+    assert_eq!(
+        snap.dirs.keys().collect::<Vec<_>>(),
+        ["", "gone", "gone/d0", "kept"]
+    );
+    let v = verify_clean(&p, &[]).unwrap();
+    assert_eq!(v["space"]["reclaimable_bytes"], 0, "{}", v["space"]);
 }

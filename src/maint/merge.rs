@@ -9,7 +9,8 @@
 //! A new output is built under a temporary name next to it and renamed into place
 //! when complete, so a failure leaves nothing behind (and `-f` replaces the old
 //! archive only then). Appending to an existing output happens in one transaction;
-//! on failure the transaction is rolled back and the appended bytes are cut off.
+//! on failure the transaction is rolled back and the appended bytes are cut off
+//! (see [`ArchiveWriter::rollback`]).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -206,8 +207,6 @@ pub fn merge(
         remove_stale_temps(output, "merging")?;
         Layout::remove(t)?;
     }
-    // The output's shard lengths once the writer holds it (appending).
-    let mut before: Option<Vec<(PathBuf, u64)>> = None;
     let wopts = WriterOptions {
         mode: if append {
             CreateMode::Append
@@ -233,30 +232,31 @@ pub fn merge(
         duplicates_skipped: plan.skipped,
         ..MergeReport::default()
     };
+    let mut writer: Option<ArchiveWriter> = None;
     let result = (|| -> Result<()> {
-        let mut w = ArchiveWriter::open(target, wopts)?;
+        let w = writer.insert(ArchiveWriter::open(target, wopts)?);
         if append {
             // Bytes after the last file are what an interrupted writer (a killed
             // merge) left: no row refers to them, and this writer holds the lock.
             w.trim_garbage()?;
-            before = Some(snapshot(output)?);
         }
         let empty = HashSet::new();
         for (k, (p, s)) in inputs.iter().zip(&sources).enumerate() {
             match s {
                 Source::Barecat(a) => {
                     let skip = position[k].map_or(&empty, |i| &plan.skip[i]);
-                    report.duplicates_skipped +=
-                        copy_archive(&mut w, p, a, skip, ignore, progress)?;
+                    report.duplicates_skipped += copy_archive(w, p, a, skip, ignore, progress)?;
                 }
                 Source::Foreign => {
-                    let (dups, problems) = import_foreign(&mut w, p, ignore, progress)?;
+                    let (dups, problems) = import_foreign(w, p, ignore, progress)?;
                     report.duplicates_skipped += dups;
                     report.problems += problems;
                 }
             }
         }
-        let stats = w.finish()?;
+        // Committed here, so that a failure still finds the writer to undo it with.
+        w.commit()?;
+        let stats = writer.take().expect("opened above").finish()?;
         report.files = stats.files;
         report.bytes = stats.bytes;
         report.dirs = stats.dirs;
@@ -265,11 +265,14 @@ pub fn merge(
     if let Err(e) = result {
         match &temp {
             Some(t) => {
+                drop(writer);
                 let _ = Layout::remove(t);
             }
             None => {
-                if let Some(before) = &before {
-                    let _ = restore(output, before);
+                // Still holding the lock: undo the appending transaction and cut the
+                // bytes it wrote, so the output is exactly as it was.
+                if let Some(mut w) = writer {
+                    let _ = w.rollback();
                 }
             }
         }
@@ -302,39 +305,6 @@ pub fn merge(
         }
     }
     Ok(report)
-}
-
-/// The shard files of an archive and their lengths.
-fn snapshot(path: &Path) -> Result<Vec<(PathBuf, u64)>> {
-    let mut out = Vec::new();
-    for s in Layout::resolve(path).shard_files()? {
-        let len = std::fs::metadata(&s.path)
-            .map_err(|e| Error::io(&s.path, e))?
-            .len();
-        out.push((s.path, len));
-    }
-    Ok(out)
-}
-
-/// Cut the shards of an archive back to a snapshot: later shards are removed, the
-/// others truncated to their old length. Run after the appending transaction was
-/// rolled back, so no row refers to what is removed.
-fn restore(path: &Path, before: &[(PathBuf, u64)]) -> Result<()> {
-    for s in Layout::resolve(path).shard_files()? {
-        match before.iter().find(|(p, _)| *p == s.path) {
-            Some((_, len)) => {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&s.path)
-                    .map_err(|e| Error::io(&s.path, e))?;
-                if f.metadata().map_err(|e| Error::io(&s.path, e))?.len() > *len {
-                    f.set_len(*len).map_err(|e| Error::io(&s.path, e))?;
-                }
-            }
-            None => std::fs::remove_file(&s.path).map_err(|e| Error::io(&s.path, e))?,
-        }
-    }
-    Ok(())
 }
 
 /// Copy the directories (with their metadata; the first input that has a
