@@ -143,6 +143,18 @@ impl Index {
     pub fn open_write(path: &Path, create: bool) -> Result<Index> {
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         if create {
+            // Created here rather than by SQLite, whose "unable to open database
+            // file" would hide the reason (a read-only file system, a full disk, no
+            // permission).
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(Error::io(path, e)),
+            }
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         } else if !path.is_file() {
             return Err(Error::ArchiveNotFound {
@@ -170,6 +182,31 @@ impl Index {
         let index = Self::finish_open(conn, path, Access::ReadWrite)?;
         index.repair_interrupted_bulk()?;
         Ok(index)
+    }
+
+    /// True when `path` is an SQLite database without any table (or an empty file):
+    /// what a writer killed while creating an index leaves. A hot journal is rolled
+    /// back first. False when the file does not exist.
+    pub fn is_empty_database(path: &Path) -> Result<bool> {
+        let md = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        if !md.is_file() {
+            return Ok(false);
+        }
+        if md.len() == 0 {
+            return Ok(true);
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| not_an_archive(path, e))?;
+        harden(&conn, Access::ReadOnly).map_err(|e| not_an_archive(path, e))?;
+        conn.query_row("SELECT count(*) = 0 FROM sqlite_schema", [], |r| r.get(0))
+            .map_err(|e| not_an_archive(path, e))
     }
 
     fn finish_open(conn: Connection, path: &Path, access: Access) -> Result<Index> {

@@ -60,7 +60,12 @@ impl ShardSet {
             }
             Err(e) => return Err(Error::io(&path, e)),
         };
-        let id = file.metadata().map(|m| (m.dev(), m.ino())).at(&path)?;
+        let md = file.metadata().at(&path)?;
+        // A directory opens like a file but reads and maps with puzzling errors.
+        if md.is_dir() {
+            shard_len(&path)?;
+        }
+        let id = (md.dev(), md.ino());
         let shard = Arc::new(OpenShard {
             path,
             file,
@@ -295,6 +300,23 @@ pub fn truncate_unless_mapped(file: &File, path: &Path, len: u64) -> Result<bool
     let r = file.set_len(len).at(path);
     let _ = flock(file, libc::LOCK_UN);
     r.map(|()| true)
+}
+
+/// The length of the shard file at `path` (following a symbolic link). Anything but
+/// a regular file is an error naming it.
+pub(crate) fn shard_len(path: &Path) -> Result<u64> {
+    let md = fs::metadata(path).at(path)?;
+    if md.is_file() {
+        return Ok(md.len());
+    }
+    Err(Error::io(
+        path,
+        io::Error::other(if md.is_dir() {
+            "is a directory, not a shard file"
+        } else {
+            "not a regular file"
+        }),
+    ))
 }
 
 /// `fsync` a directory so that a newly created entry in it survives a crash.

@@ -197,7 +197,7 @@ impl ArchiveWriter {
     pub fn open(path: impl AsRef<Path>, opts: WriterOptions) -> Result<ArchiveWriter> {
         let path = path.as_ref();
         let exists = Layout::exists(path)?;
-        let create = match opts.mode {
+        let mut create = match opts.mode {
             CreateMode::New if exists => {
                 return Err(Error::ArchiveExists {
                     path: path.to_path_buf(),
@@ -214,6 +214,14 @@ impl ArchiveWriter {
             }
             _ => !exists,
         };
+        // A writer killed while creating the index leaves an empty database: adding
+        // to it (resuming) starts the archive anew.
+        if !create
+            && opts.mode == CreateMode::AppendOrCreate
+            && Index::is_empty_database(Layout::resolve(path).index())?
+        {
+            create = true;
+        }
         let layout = if create {
             Layout::current(path)
         } else {
@@ -232,18 +240,33 @@ impl ArchiveWriter {
                 });
             }
         }
-        let index = Index::open_write(layout.index(), create)?;
-        let lock = lock_index(layout.index())?;
-        let stored = index.shard_size_limit()?;
-        let limit = match opts.shard_size_limit {
-            Some(l) if l != stored => {
-                Self::check_new_limit(&index, l)?;
-                index.set_shard_size_limit(l)?;
-                l
+        let opened = (|| {
+            let index = Index::open_write(layout.index(), create)?;
+            let lock = lock_index(layout.index())?;
+            let stored = index.shard_size_limit()?;
+            let limit = match opts.shard_size_limit {
+                Some(l) if l != stored => {
+                    Self::check_new_limit(&index, l)?;
+                    index.set_shard_size_limit(l)?;
+                    l
+                }
+                _ => stored,
+            };
+            let shards = ShardAppender::open(&layout, limit, opts.allow_symlinked_shards)?;
+            Ok((index, lock, shards))
+        })();
+        let (index, lock, shards) = match opened {
+            Ok(parts) => parts,
+            Err(e) => {
+                // A new archive that could not be set up (a full disk, a read-only
+                // directory) is not left behind half-made; one that another writer
+                // holds is not ours to remove.
+                if create && !matches!(e, Error::Locked { .. }) {
+                    let _ = Layout::remove(path);
+                }
+                return Err(e);
             }
-            _ => stored,
         };
-        let shards = ShardAppender::open(&layout, limit, opts.allow_symlinked_shards)?;
         let fresh = index.count_files()? == 0
             && index
                 .conn()
@@ -892,6 +915,28 @@ impl ArchiveWriter {
             self.opts.allow_symlinked_shards,
         )?;
         Ok(removed)
+    }
+
+    /// Abandon everything added since the last commit: the rows are rolled back and
+    /// the bytes they pointed at are cut off (see [`trim_garbage`]). Also after a
+    /// failed write or commit; the writer is usable again afterwards. Returns the
+    /// number of bytes removed.
+    ///
+    /// [`trim_garbage`]: Self::trim_garbage
+    pub fn rollback(&mut self) -> Result<u64> {
+        if self.batch.take().is_some() || !self.index.conn().is_autocommit() {
+            self.index
+                .conn()
+                .execute_batch("ROLLBACK")
+                .at(self.layout.index())?;
+        }
+        self.index.set_bulk_mode(false)?;
+        self.poisoned = false;
+        // Directories inserted by the abandoned batch are gone again.
+        self.dirs.known.clear();
+        self.dirs.known.insert(String::new());
+        self.dirs.complete = false;
+        self.trim_garbage()
     }
 
     // ------------------------------------------------------------------ mutations

@@ -1,5 +1,6 @@
 complete -c barecat-merge -s o -l output -d 'The output archive' -r -F
 complete -c barecat-merge -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat-merge -l crash-after-steps -d 'End abruptly after N steps of putting the output in place (for tests)' -r
 complete -c barecat-merge -s f -l force -l overwrite -d 'Replace the output if it exists'
 complete -c barecat-merge -s a -l append -d 'Add to the output if it exists (files already in it win)'
 complete -c barecat-merge -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing'

@@ -86,6 +86,7 @@ impl SelectArgs {
             strip_components: self.strip_components,
             strict: self.strict,
             skip_existing: resume,
+            commit_on_error: true,
             symlinks: SymlinkPolicy::Skip,
             filter: Filter::new(&self.include, &self.exclude).map_err(plain)?,
         })

@@ -61,6 +61,9 @@ pub struct Args {
     pub limit: ShardLimit,
     #[command(flatten)]
     pub quiet: Quiet,
+    /// End abruptly after N steps of putting the output in place (for tests)
+    #[arg(long, hide = true, value_name = "N")]
+    pub crash_after_steps: Option<u64>,
 }
 
 /// Turn "archive already exists" into advice.
@@ -95,6 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         shard_size_limit: args.limit.shard_size_limit,
         ignore_duplicates: args.ignore_duplicates,
+        crash_after_steps: args.crash_after_steps,
     };
     let progress = Progress::new(super::show_progress(args.quiet.quiet), "merging", None);
     let r = merge(&args.output, &args.inputs, &opts, &progress).map_err(|e| explain(e, true))?;

@@ -200,18 +200,25 @@ fn install_panic_hook(prog: &str) {
 
 /// An error and its causes as one line, `context: error: cause`. A cause that the
 /// message before it already quotes (the library's errors name their source) is not
-/// repeated.
+/// repeated, nor is one that only adds a code to it (SQLite's `Error code 13: …`).
 pub fn one_line(err: &anyhow::Error) -> String {
     let mut msg = String::new();
     for cause in err.chain() {
-        let part = cause.to_string();
-        if msg.contains(&part) {
+        let text = cause.to_string();
+        let part = text.as_str();
+        // `Error code 13: database or disk is full` → `database or disk is full`.
+        let gist = part
+            .strip_prefix("Error code ")
+            .and_then(|r| r.split_once(": "))
+            .filter(|(code, _)| code.bytes().all(|b| b.is_ascii_digit()))
+            .map_or(part, |(_, g)| g);
+        if msg.contains(part) || msg.contains(gist) {
             continue;
         }
         if !msg.is_empty() {
             msg.push_str(": ");
         }
-        msg.push_str(&part);
+        msg.push_str(part);
     }
     msg.replace('\n', " ")
 }
@@ -404,5 +411,11 @@ mod tests {
         );
         let e = anyhow::anyhow!("outer").context("ctx\nwith newline");
         assert_eq!(one_line(&e), "ctx with newline: outer");
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            Some("database or disk is full".into()),
+        );
+        let e = anyhow::Error::new(crate::Error::sqlite("/x/a.barecat", full));
+        assert_eq!(one_line(&e), "/x/a.barecat: database or disk is full");
     }
 }

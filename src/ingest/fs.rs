@@ -186,9 +186,10 @@ pub(crate) fn run(
 ) -> Result<Summary> {
     let own = OwnFiles::new(w);
     raise_fd_limit();
-    // Resuming: a read connection of the producer's own answers "already there?".
+    // Resuming: a read connection of the producer's own answers "already there?"
+    // from the committed rows; files added in the open batch are caught by the
+    // writer (see `Apply::writer_error`).
     let existing = if opts.skip_existing {
-        w.commit()?;
         Some(w.layout().index().to_path_buf())
     } else {
         None

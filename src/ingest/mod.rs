@@ -13,7 +13,8 @@
 //! reported through the event sink as one-line [`Problem`]s and skipped; the rest
 //! goes on ([`IngestOptions::strict`] stops at the first one instead). A corrupt or
 //! truncated tar or zip stops the import with [`Error::Input`] after everything
-//! before the damage has been added and committed.
+//! before the damage has been added and committed (unless
+//! [`IngestOptions::commit_on_error`] is off: then the caller decides).
 //!
 //! * [`add_paths`]: files and directories of the file system ([`FsInput`]).
 //! * [`import_tar`]: a tar stream, plain or compressed (detected by magic bytes).
@@ -73,6 +74,11 @@ pub struct IngestOptions {
     /// Skip, silently, entries whose path is already in the archive (resuming an
     /// interrupted run). Without it such an entry is a duplicate, reported.
     pub skip_existing: bool,
+    /// When an error stops the import, commit what was added before it (the
+    /// default). Off, nothing is committed by the import itself: the caller commits
+    /// or drops the writer (rolling back), so that adding to an archive can be all
+    /// or nothing.
+    pub commit_on_error: bool,
     /// Symbolic links in tar and zip inputs.
     pub symlinks: SymlinkPolicy,
     /// Include and exclude patterns.
@@ -89,6 +95,7 @@ impl Default for IngestOptions {
             strip_components: 0,
             strict: false,
             skip_existing: false,
+            commit_on_error: true,
             symlinks: SymlinkPolicy::Skip,
             filter: Filter::default(),
         }

@@ -464,7 +464,7 @@ fn consume(
             drop(pending);
             drop(rx);
             // Everything before the failing entry stays: make it durable now.
-            if matches!(e, Error::Input { .. }) {
+            if opts.commit_on_error && matches!(e, Error::Input { .. }) {
                 w.commit()?;
             }
             Err(e)
@@ -495,6 +495,12 @@ impl Apply<'_> {
     fn writer_error(&mut self, shown: &str, e: Error, sink: &mut dyn FnMut(Event)) -> Result<()> {
         if !e.is_per_member() {
             return Err(e);
+        }
+        if self.opts.skip_existing && matches!(e, Error::FileExists(_)) {
+            // Added earlier in a batch not yet committed, which the producer's
+            // check of the committed index cannot see.
+            self.summary.existing += 1;
+            return Ok(());
         }
         let detail = match &e {
             Error::FileExists(_) => "already in the archive (duplicate path); skipped".into(),

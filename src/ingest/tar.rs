@@ -44,8 +44,9 @@ pub(crate) fn run(
     opts: &IngestOptions,
     sink: &mut dyn FnMut(Event),
 ) -> Result<Summary> {
+    // The producer's own read connection sees the committed rows; files added in
+    // the open batch are caught by the writer (see `Apply::writer_error`).
     let existing = if opts.skip_existing {
-        w.commit()?;
         Some(w.layout().index().to_path_buf())
     } else {
         None

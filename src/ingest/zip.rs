@@ -134,8 +134,9 @@ pub(crate) fn run(
         .filter_map(|i| archive.by_index_data(i).ok().map(|e| e.size()))
         .sum();
     sink(Event::Total { bytes: total });
+    // The producer's own read connection sees the committed rows; files added in
+    // the open batch are caught by the writer (see `Apply::writer_error`).
     let existing = if opts.skip_existing {
-        w.commit()?;
         Some(w.layout().index().to_path_buf())
     } else {
         None

@@ -241,9 +241,7 @@ fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBuf, u64, boo
     let shards = layout.contiguous_shards()?;
     let mut out = Vec::with_capacity(shards.len());
     for s in &shards {
-        let len = std::fs::metadata(&s.path)
-            .map_err(|e| Error::io(&s.path, e))?
-            .len();
+        let len = crate::shard::shard_len(&s.path)?;
         out.push((s.path.clone(), len, s.is_symlink));
     }
     let mut covered: Option<(u64, u64)> = None;

@@ -9,7 +9,8 @@
 //! A new output is built under a temporary name next to it and renamed into place
 //! when complete, so a failure leaves nothing behind (and `-f` replaces the old
 //! archive only then). Appending to an existing output happens in one transaction;
-//! on failure the transaction is rolled back and the appended bytes are cut off.
+//! on failure the transaction is rolled back and the appended bytes are cut off
+//! (see [`ArchiveWriter::rollback`]).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,8 @@ use crate::error::{Error, Result};
 use crate::ingest::{self, Event, IngestOptions};
 use crate::layout::Layout;
 use crate::maint::inputs::{
-    check_not_output, classify, install, open_barecat, plan_duplicates, temp_name, InputKind,
+    check_not_output, classify, install, open_barecat, plan_duplicates, remove_stale_temps,
+    temp_name, InputKind,
 };
 use crate::progress::Progress;
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
@@ -55,6 +57,10 @@ pub struct MergeOptions {
     pub shard_size_limit: Option<u64>,
     /// Keep the first of several files with the same path instead of failing.
     pub ignore_duplicates: bool,
+    /// End the process abruptly after this many steps of putting a new output in
+    /// place (removing the old one, renaming each shard, renaming the index), as a
+    /// crash would (for tests of crash safety).
+    pub crash_after_steps: Option<u64>,
 }
 
 /// What [`merge`] did.
@@ -94,6 +100,8 @@ fn import_foreign(
     let opts = IngestOptions {
         strict: !ignore_duplicates,
         skip_existing: ignore_duplicates,
+        // The merge commits, or rolls back, as a whole.
+        commit_on_error: false,
         ..IngestOptions::default()
     };
     let mut sink = |ev: Event| match ev {
@@ -113,8 +121,14 @@ fn import_foreign(
             } else {
                 ""
             };
+            let input = path.display().to_string();
             Err(Error::Input {
-                path: format!("{}: {member}", path.display()),
+                // Damage to the input itself is reported under its name already.
+                path: if member == input {
+                    member
+                } else {
+                    format!("{input}: {member}")
+                },
                 detail: format!("{detail}{hint}"),
             })
         }
@@ -190,13 +204,9 @@ pub fn merge(
     let temp = (!append).then(|| temp_name(output, "merging"));
     let target = temp.as_deref().unwrap_or(output);
     if let Some(t) = &temp {
+        remove_stale_temps(output, "merging")?;
         Layout::remove(t)?;
     }
-    let before = if append {
-        snapshot(output)?
-    } else {
-        Vec::new()
-    };
     let wopts = WriterOptions {
         mode: if append {
             CreateMode::Append
@@ -222,24 +232,31 @@ pub fn merge(
         duplicates_skipped: plan.skipped,
         ..MergeReport::default()
     };
+    let mut writer: Option<ArchiveWriter> = None;
     let result = (|| -> Result<()> {
-        let mut w = ArchiveWriter::open(target, wopts)?;
+        let w = writer.insert(ArchiveWriter::open(target, wopts)?);
+        if append {
+            // Bytes after the last file are what an interrupted writer (a killed
+            // merge) left: no row refers to them, and this writer holds the lock.
+            w.trim_garbage()?;
+        }
         let empty = HashSet::new();
         for (k, (p, s)) in inputs.iter().zip(&sources).enumerate() {
             match s {
                 Source::Barecat(a) => {
                     let skip = position[k].map_or(&empty, |i| &plan.skip[i]);
-                    report.duplicates_skipped +=
-                        copy_archive(&mut w, p, a, skip, ignore, progress)?;
+                    report.duplicates_skipped += copy_archive(w, p, a, skip, ignore, progress)?;
                 }
                 Source::Foreign => {
-                    let (dups, problems) = import_foreign(&mut w, p, ignore, progress)?;
+                    let (dups, problems) = import_foreign(w, p, ignore, progress)?;
                     report.duplicates_skipped += dups;
                     report.problems += problems;
                 }
             }
         }
-        let stats = w.finish()?;
+        // Committed here, so that a failure still finds the writer to undo it with.
+        w.commit()?;
+        let stats = writer.take().expect("opened above").finish()?;
         report.files = stats.files;
         report.bytes = stats.bytes;
         report.dirs = stats.dirs;
@@ -248,15 +265,28 @@ pub fn merge(
     if let Err(e) = result {
         match &temp {
             Some(t) => {
+                drop(writer);
                 let _ = Layout::remove(t);
             }
             None => {
-                let _ = restore(output, &before);
+                // Still holding the lock: undo the appending transaction and cut the
+                // bytes it wrote, so the output is exactly as it was.
+                if let Some(mut w) = writer {
+                    let _ = w.rollback();
+                }
             }
         }
         return Err(e);
     }
     if let Some(t) = &temp {
+        let mut done = 0u64;
+        let mut step = || {
+            done += 1;
+            if opts.crash_after_steps == Some(done) {
+                // SAFETY: _exit ends the process at once, like a crash.
+                unsafe { libc::_exit(86) };
+            }
+        };
         let r = (|| {
             if Layout::exists(output)? {
                 if opts.output_mode != OutputMode::Overwrite {
@@ -265,8 +295,9 @@ pub fn merge(
                     });
                 }
                 Layout::remove(output)?;
+                step();
             }
-            install(t, output)
+            install(t, output, &mut step)
         })();
         if let Err(e) = r {
             let _ = Layout::remove(t);
@@ -274,39 +305,6 @@ pub fn merge(
         }
     }
     Ok(report)
-}
-
-/// The shard files of an archive and their lengths.
-fn snapshot(path: &Path) -> Result<Vec<(PathBuf, u64)>> {
-    let mut out = Vec::new();
-    for s in Layout::resolve(path).shard_files()? {
-        let len = std::fs::metadata(&s.path)
-            .map_err(|e| Error::io(&s.path, e))?
-            .len();
-        out.push((s.path, len));
-    }
-    Ok(out)
-}
-
-/// Cut the shards of an archive back to a snapshot: later shards are removed, the
-/// others truncated to their old length. Run after the appending transaction was
-/// rolled back, so no row refers to what is removed.
-fn restore(path: &Path, before: &[(PathBuf, u64)]) -> Result<()> {
-    for s in Layout::resolve(path).shard_files()? {
-        match before.iter().find(|(p, _)| *p == s.path) {
-            Some((_, len)) => {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&s.path)
-                    .map_err(|e| Error::io(&s.path, e))?;
-                if f.metadata().map_err(|e| Error::io(&s.path, e))?.len() > *len {
-                    f.set_len(*len).map_err(|e| Error::io(&s.path, e))?;
-                }
-            }
-            None => std::fs::remove_file(&s.path).map_err(|e| Error::io(&s.path, e))?,
-        }
-    }
-    Ok(())
 }
 
 /// Copy the directories (with their metadata; the first input that has a

@@ -19,7 +19,9 @@ use crate::archive::Archive;
 use crate::error::{Error, Result};
 use crate::index::Index;
 use crate::layout::Layout;
-use crate::maint::inputs::{check_not_output, classify, open_barecat, temp_name, InputKind};
+use crate::maint::inputs::{
+    check_not_output, classify, open_barecat, remove_stale_temps, temp_name, InputKind,
+};
 use crate::shard::sync_dir;
 
 /// Options of [`merge_symlink`].
@@ -89,6 +91,7 @@ pub fn merge_symlink(
     }
     let out_dir = absolute_dir(output)?;
     let temp = temp_name(output, "linking");
+    remove_stale_temps(output, "linking")?;
     Layout::remove(&temp)?;
     let built = build_index(&temp, &list, opts.ignore_duplicates);
     let report = match built {

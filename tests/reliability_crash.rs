@@ -1,0 +1,900 @@
+//! Crash consistency: create, from-tar (file and stdin), merge (barecat and tar
+//! inputs) and defrag (full and quick) are killed with SIGKILL at random instants.
+//! After every kill the archive opens and reads back correctly, verify finds
+//! nothing the documented fix does not repair, and after the fix the archive holds
+//! exactly what an uninterrupted run gives. See `tests/reliability/mod.rs`.
+//!
+//! `BARECAT_CRASH_TRIALS=200` runs 200 instants per command instead of 20;
+//! `BARECAT_CRASH_SEED=N` replays the instants of a failure.
+
+mod common;
+mod reliability;
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use barecat::{Archive, Layout, Order};
+use reliability::*;
+
+/// Shard size limit of every archive here: many rotations on small trees.
+const LIMIT: &str = "256K";
+const LIMIT_BYTES: u64 = 256 << 10;
+/// Files above 64 KiB are streamed in chunks by the ingest commands.
+const BUFFER: &str = "256K";
+
+fn s(p: &Path) -> OsString {
+    p.as_os_str().to_owned()
+}
+
+// ---------------------------------------------------------------------- ingest
+
+/// The command line of a run writing to the given archive.
+type Argv = Box<dyn Fn(&Path) -> Vec<OsString>>;
+
+/// create, from-tar: killed, then finished with `--resume`.
+struct Ingest {
+    name: &'static str,
+    dir: PathBuf,
+    files: Files,
+    out: PathBuf,
+    /// Arguments before `--resume` is added; ARCHIVE is `{out}`.
+    argv: Argv,
+    prog: &'static str,
+    stdin: Stdin,
+    reference: Option<(Snapshot, Vec<Vec<u8>>)>,
+}
+
+impl Ingest {
+    fn command_for(&self, out: &Path, resume: bool) -> (Command, Stdin) {
+        let mut argv = (self.argv)(out);
+        if resume {
+            argv.insert(0, "--resume".into());
+        }
+        (cmd(self.prog, argv), self.stdin.clone())
+    }
+
+    fn shards(path: &Path) -> Vec<Vec<u8>> {
+        Layout::current(path)
+            .shard_files()
+            .unwrap()
+            .iter()
+            .map(|s| fs::read(&s.path).unwrap())
+            .collect()
+    }
+
+    fn reference(&mut self) -> &(Snapshot, Vec<Vec<u8>>) {
+        if self.reference.is_none() {
+            let r = self.dir.join("reference.barecat");
+            Layout::remove(&r).unwrap();
+            let (c, stdin) = self.command_for(&r, false);
+            let e = run_to_end(c, &stdin);
+            assert!(e.status.success(), "{}: {}", self.name, e.stderr);
+            let snap = read_all(&r, &self.files).unwrap();
+            assert_eq!(snap.files.len(), self.files.len());
+            self.reference = Some((snap, Self::shards(&r)));
+        }
+        self.reference.as_ref().unwrap()
+    }
+}
+
+impl Scenario for Ingest {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+
+    fn prepare(&mut self, _k: usize) {
+        self.reference();
+        Layout::remove(&self.out).unwrap();
+    }
+
+    fn command(&self, _k: usize) -> (Command, Stdin) {
+        self.command_for(&self.out, false)
+    }
+
+    fn after_kill(
+        &mut self,
+        _k: usize,
+        ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
+        match state(&self.out) {
+            State::NoArchive => {
+                ensure!(!ended.finished, "finished without an archive");
+                return Ok("before the index existed".into());
+            }
+            State::NoSchema => return Ok("while the index was created".into()),
+            State::Archive => {}
+        }
+        let snap = read_all(&self.out, &self.files)?;
+        verify_clean(&self.out, &["extra_shard", "no_shard"])?;
+        let n = snap.files.len();
+        if Layout::current(&self.out).shard_path(0).exists() {
+            py.verify(&self.out)?;
+        }
+        let (tail, extra) = uncommitted_bytes(&self.out);
+        Ok(if n == 0 && tail == 0 {
+            "setup, walking (no file written)".into()
+        } else if n == self.files.len() {
+            "after the last commit".into()
+        } else if extra > 0 {
+            "streaming into a new shard (rotation)".into()
+        } else if tail > 0 {
+            "streaming (bytes after the last commit)".into()
+        } else {
+            "between batches (no uncommitted bytes)".into()
+        })
+    }
+
+    fn fix_and_compare(&mut self, _k: usize, py: &mut PyVerifier) -> Check {
+        let (c, stdin) = self.command_for(&self.out, true);
+        let e = run_to_end(c, &stdin);
+        ensure!(e.status.success(), "--resume failed: {}", e.stderr.trim());
+        let snap = read_all(&self.out, &self.files)?;
+        let (want, want_shards) = self.reference().clone();
+        if let Some(d) = snap.diff(&want) {
+            return Err(format!("differs from an uninterrupted run: {d}"));
+        }
+        ensure!(
+            Self::shards(&self.out) == want_shards,
+            "the shards are not byte-identical to those of an uninterrupted run"
+        );
+        let v = verify_clean(&self.out, &[])?;
+        ensure!(
+            v["space"]["reclaimable_bytes"] == 0,
+            "reclaimable bytes left: {}",
+            v["space"]
+        );
+        py.verify(&self.out)?;
+        Ok(())
+    }
+}
+
+fn ingest_tree(dir: &Path) -> Files {
+    make_tree(&dir.join("src"), "tree", 420, 300_000, 5)
+}
+
+#[test]
+fn create_killed_at_random_instants_is_finished_by_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = ingest_tree(&d);
+    let src = d.join("src");
+    let mut sc = Ingest {
+        name: "barecat-create",
+        dir: d.clone(),
+        files,
+        out: d.join("out.barecat"),
+        argv: Box::new(move |out| {
+            args![
+                "-q",
+                "-s",
+                LIMIT,
+                "--buffer-size",
+                BUFFER,
+                "--commit-interval-ms",
+                "5",
+                "-j",
+                "2",
+                "-C",
+                &src,
+                out,
+                "tree"
+            ]
+        }),
+        prog: "barecat-create",
+        stdin: Stdin::Null,
+        reference: None,
+    };
+    kill_trials(&mut sc, config());
+}
+
+fn from_tar(stdin: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = ingest_tree(&d);
+    let tar = make_tar(&files);
+    let tar_path = d.join("in.tar");
+    fs::write(&tar_path, &tar).unwrap();
+    let mut sc = Ingest {
+        name: if stdin {
+            "barecat-from-tar (stdin)"
+        } else {
+            "barecat-from-tar"
+        },
+        dir: d.clone(),
+        files,
+        out: d.join("out.barecat"),
+        argv: Box::new(move |out| {
+            let input = if stdin {
+                OsString::from("-")
+            } else {
+                s(&tar_path)
+            };
+            args![
+                "-q",
+                "-s",
+                LIMIT,
+                "--buffer-size",
+                BUFFER,
+                "--commit-interval-ms",
+                "5",
+                input,
+                out
+            ]
+        }),
+        prog: "barecat-from-tar",
+        stdin: if stdin {
+            Stdin::Bytes(Arc::new(tar))
+        } else {
+            Stdin::Null
+        },
+        reference: None,
+    };
+    kill_trials(&mut sc, config());
+}
+
+#[test]
+fn from_tar_killed_at_random_instants_is_finished_by_resume() {
+    from_tar(false);
+}
+
+#[test]
+fn from_tar_stdin_killed_at_random_instants_is_finished_by_resume() {
+    from_tar(true);
+}
+
+// ---------------------------------------------------------------------- merge
+
+/// How a merge treats its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Out {
+    /// No output before the run.
+    New,
+    /// `-f` over an older output.
+    Force,
+    /// `-a` onto an older output.
+    Append,
+}
+
+const OUTS: [Out; 3] = [Out::New, Out::Force, Out::Append];
+
+/// merge: killed, the output is absent or the old one (a new or `-f` merge builds
+/// under a temporary name and installs at the end; `-a` appends in one
+/// transaction). Rerunning it (`-f`, or `-a` again) gives the output of an
+/// uninterrupted run and leaves no temporary file behind.
+struct Merge {
+    name: &'static str,
+    dir: PathBuf,
+    inputs: Vec<PathBuf>,
+    /// Union of the inputs' files (the old output's files are among them).
+    files: Files,
+    out: PathBuf,
+    /// An older archive that `-f` replaces and `-a` adds to.
+    old: PathBuf,
+    old_snap: Snapshot,
+    /// Uninterrupted merges into a new output and onto the old one (`-a`).
+    reference: Snapshot,
+    reference_append: Snapshot,
+    /// The names the directory holds before a run (besides the output).
+    baseline: BTreeSet<String>,
+}
+
+impl Merge {
+    fn new(
+        name: &'static str,
+        dir: PathBuf,
+        inputs: Vec<PathBuf>,
+        files: Files,
+        old_files: &Files,
+    ) -> Merge {
+        let old = dir.join("old.barecat");
+        build(&old, Some(LIMIT_BYTES), old_files);
+        let old_snap = read_all(&old, &files).unwrap();
+        let mut sc = Merge {
+            name,
+            out: dir.join("out.barecat"),
+            dir,
+            inputs,
+            files,
+            old,
+            old_snap,
+            reference: Snapshot {
+                files: Default::default(),
+                dirs: Default::default(),
+            },
+            reference_append: Snapshot {
+                files: Default::default(),
+                dirs: Default::default(),
+            },
+            baseline: BTreeSet::new(),
+        };
+        for mode in [Out::New, Out::Append] {
+            sc.prepare_mode(mode);
+            let e = run_to_end(cmd("barecat-merge", sc.argv(mode)), &Stdin::Null);
+            assert!(e.status.success(), "{}", e.stderr);
+            let snap = read_all(&sc.out, &sc.files).unwrap();
+            match mode {
+                Out::New => sc.reference = snap,
+                _ => sc.reference_append = snap,
+            }
+        }
+        assert_eq!(sc.reference.files.len(), sc.files.len());
+        assert_eq!(sc.reference_append.files.len(), sc.files.len());
+        Layout::remove(&sc.out).unwrap();
+        sc.baseline = names(&sc.dir).into_iter().collect();
+        sc
+    }
+
+    fn mode(k: usize) -> Out {
+        OUTS[k % OUTS.len()]
+    }
+
+    fn prepare_mode(&self, mode: Out) {
+        Layout::remove(&self.out).unwrap();
+        if mode != Out::New {
+            copy_archive(&self.old, &self.out);
+        }
+    }
+
+    fn argv(&self, mode: Out) -> Vec<OsString> {
+        let mut a = args!["-q", "-s", LIMIT, "-o", &self.out];
+        match mode {
+            Out::New => {}
+            Out::Force => a.push("-f".into()),
+            Out::Append => a.push("-a".into()),
+        }
+        a.extend(self.inputs.iter().map(|p| s(p)));
+        a
+    }
+
+    /// Names in the directory that are not the inputs, the templates or the output.
+    fn strays(&self) -> Vec<String> {
+        let outs: BTreeSet<String> = std::iter::once(self.out.clone())
+            .chain(
+                Layout::current(&self.out)
+                    .shard_files()
+                    .unwrap()
+                    .into_iter()
+                    .map(|s| s.path),
+            )
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        names(&self.dir)
+            .into_iter()
+            .filter(|n| !self.baseline.contains(n) && !outs.contains(n))
+            .collect()
+    }
+
+    /// Check the output after a kill or a crash; name the phase.
+    fn check_killed(
+        &self,
+        mode: Out,
+        finished: bool,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
+        let temps = !self.strays().is_empty();
+        match state(&self.out) {
+            State::NoArchive => {
+                ensure!(
+                    Layout::current(&self.out).shard_files().unwrap().is_empty(),
+                    "shard files without an index at the output path"
+                );
+                ensure!(!finished, "finished without an output");
+                ensure!(mode == Out::New, "the old output disappeared");
+                return Ok(if temps {
+                    "building the output under a temporary name".into()
+                } else {
+                    "before the temporary output existed".into()
+                });
+            }
+            State::NoSchema => return Err("an output without the barecat tables".into()),
+            State::Archive => {}
+        }
+        let snap = read_all(&self.out, &self.files)?;
+        let v = verify_clean(&self.out, &["extra_shard"])?;
+        py.verify(&self.out)?;
+        let want = if mode == Out::Append {
+            &self.reference_append
+        } else {
+            &self.reference
+        };
+        if snap == *want {
+            ensure!(
+                v["warnings"].as_array().unwrap().is_empty(),
+                "{}",
+                v["warnings"]
+            );
+            Ok("after the output was complete".into())
+        } else if mode != Out::New && snap == self.old_snap {
+            Ok(if mode == Out::Append {
+                "appending (the old output unchanged)".into()
+            } else if temps {
+                "building the output (the old one still in place)".into()
+            } else {
+                "before the temporary output existed (the old one in place)".into()
+            })
+        } else {
+            Err(format!(
+                "the output is neither the old nor the new one: {}",
+                snap.diff(want).unwrap_or_default()
+            ))
+        }
+    }
+
+    /// Rerun (`-f`, or `-a` again) and compare with an uninterrupted run.
+    fn rerun_and_compare(&self, mode: Out, py: &mut PyVerifier) -> Check {
+        let again = if mode == Out::Append {
+            Out::Append
+        } else {
+            Out::Force
+        };
+        let e = run_to_end(cmd("barecat-merge", self.argv(again)), &Stdin::Null);
+        ensure!(
+            e.status.success(),
+            "merge {again:?} failed: {}",
+            e.stderr.trim()
+        );
+        let snap = read_all(&self.out, &self.files)?;
+        let want = if mode == Out::Append {
+            &self.reference_append
+        } else {
+            &self.reference
+        };
+        if let Some(d) = snap.diff(want) {
+            return Err(format!("differs from an uninterrupted merge: {d}"));
+        }
+        let v = verify_clean(&self.out, &[])?;
+        ensure!(
+            v["space"]["reclaimable_bytes"] == 0,
+            "reclaimable bytes left: {}",
+            v["space"]
+        );
+        py.verify(&self.out)?;
+        let strays = self.strays();
+        ensure!(strays.is_empty(), "left behind after the rerun: {strays:?}");
+        Ok(())
+    }
+}
+
+impl Scenario for Merge {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+
+    fn variants(&self) -> usize {
+        OUTS.len()
+    }
+
+    fn prepare(&mut self, k: usize) {
+        self.prepare_mode(Self::mode(k));
+    }
+
+    fn command(&self, k: usize) -> (Command, Stdin) {
+        (cmd("barecat-merge", self.argv(Self::mode(k))), Stdin::Null)
+    }
+
+    fn after_kill(
+        &mut self,
+        k: usize,
+        ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
+        let phase = self.check_killed(Self::mode(k), ended.finished, py)?;
+        Ok(format!("{:?}: {phase}", Self::mode(k)))
+    }
+
+    fn fix_and_compare(&mut self, k: usize, py: &mut PyVerifier) -> Check {
+        self.rerun_and_compare(Self::mode(k), py)
+    }
+}
+
+/// A merge ended abruptly after each step of putting its output in place
+/// (removing the old output, renaming each shard, renaming the index): what is
+/// left is the old output, no output, or the new one, and a rerun with -f gives
+/// the right output and leaves nothing behind.
+#[test]
+fn merge_crashing_while_installing_its_output_is_repaired_by_a_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = make_tree(&d.join("src"), "tree", 120, 300_000, 9);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let mut all = Files::new();
+    let mut inputs = Vec::new();
+    for (i, part) in parts(&files, 2).iter().enumerate() {
+        let p = d.join(format!("in{i}.barecat"));
+        all.extend(holey_input(&p, part));
+        inputs.push(p);
+    }
+    let old = parts(&all, 2).remove(0);
+    let sc = Merge::new("barecat-merge", d, inputs, all, &old);
+    let mut py = PyVerifier::start();
+    for mode in [Out::New, Out::Force] {
+        let mut crashes = 0;
+        for n in 1.. {
+            sc.prepare_mode(mode);
+            let mut argv = sc.argv(mode);
+            argv.extend(args!["--crash-after-steps", n.to_string()]);
+            let e = run_to_end(cmd("barecat-merge", argv), &Stdin::Null);
+            let code = e.status.code();
+            let ctx = format!("{mode:?}, crash after step {n}");
+            if code == Some(0) {
+                break;
+            }
+            assert_eq!(code, Some(86), "{ctx}: {}", e.stderr);
+            crashes += 1;
+            // Between removing the old output and renaming the new index, the output
+            // path holds no index; shard files may be there.
+            let no_index = state(&sc.out) == State::NoArchive;
+            if !no_index {
+                sc.check_killed(mode, false, &mut py)
+                    .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            }
+            let o = run_to_end(cmd("barecat-verify", args![&sc.out]), &Stdin::Null);
+            if no_index {
+                assert_eq!(o.status.code(), Some(2), "{ctx}: {}", o.stderr);
+                assert!(o.stderr.lines().count() == 1, "{ctx}: {}", o.stderr);
+            }
+            sc.rerun_and_compare(mode, &mut py)
+                .unwrap_or_else(|e| panic!("{ctx}: after the rerun: {e}"));
+            assert!(crashes < 100);
+        }
+        eprintln!("{mode:?}: {crashes} crash points checked");
+        assert!(crashes >= 3, "{mode:?}: only {crashes} steps");
+    }
+}
+
+/// Split the tree's files into `n` parts (round robin).
+fn parts(files: &Files, n: usize) -> Vec<Files> {
+    let mut out = vec![Files::new(); n];
+    for (i, (k, v)) in files.iter().enumerate() {
+        out[i % n].insert(k.clone(), v.clone());
+    }
+    out
+}
+
+/// An input archive with holes (a third of its files deleted after writing).
+fn holey_input(path: &Path, files: &Files) -> Files {
+    // One writer for both steps: a second open could find the lock still held by a
+    // child that another test thread is spawning (between its fork and its exec).
+    let mut w = barecat::ArchiveWriter::open(
+        path,
+        barecat::WriterOptions {
+            shard_size_limit: Some(LIMIT_BYTES),
+            ..barecat::WriterOptions::default()
+        },
+    )
+    .unwrap();
+    for (p, data) in files {
+        w.add_file(p, meta(), data, None).unwrap();
+    }
+    let mut kept = Files::new();
+    for (i, (p, data)) in files.iter().enumerate() {
+        if i % 3 == 1 {
+            w.remove_file(p).unwrap();
+        } else {
+            kept.insert(p.clone(), data.clone());
+        }
+    }
+    w.finish().unwrap();
+    kept
+}
+
+#[test]
+fn merge_killed_at_random_instants_leaves_old_or_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = make_tree(&d.join("src"), "tree", 480, 300_000, 6);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let mut all = Files::new();
+    let mut inputs = Vec::new();
+    for (i, part) in parts(&files, 3).iter().enumerate() {
+        let p = d.join(format!("in{i}.barecat"));
+        all.extend(holey_input(&p, part));
+        inputs.push(p);
+    }
+    let old = parts(&all, 2).remove(0);
+    let mut sc = Merge::new("barecat-merge", d, inputs, all, &old);
+    kill_trials(&mut sc, config());
+}
+
+#[test]
+fn merge_with_a_tar_input_killed_at_random_instants_leaves_old_or_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = make_tree(&d.join("src"), "tree", 420, 300_000, 7);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let p = parts(&files, 2);
+    let a = d.join("in0.barecat");
+    let mut all = holey_input(&a, &p[0]);
+    let t = d.join("in1.tar");
+    fs::write(&t, make_tar(&p[1])).unwrap();
+    all.extend(p[1].clone());
+    let old = parts(&all, 2).remove(0);
+    let mut sc = Merge::new("barecat-merge (tar input)", d, vec![a, t], all, &old);
+    kill_trials(&mut sc, config());
+}
+
+// ---------------------------------------------------------------------- defrag
+
+/// defrag, full or quick: killed, every file still reads; rerunning it finishes.
+struct Defrag {
+    name: &'static str,
+    quick: bool,
+    files: Files,
+    template: PathBuf,
+    template_snap: Snapshot,
+    template_places: Vec<(String, u64, u64)>,
+    template_physical: u64,
+    out: PathBuf,
+}
+
+fn places(p: &Path) -> Vec<(String, u64, u64)> {
+    let a = Archive::open(p).unwrap();
+    let mut v: Vec<_> = a
+        .files(Order::Path, "")
+        .map(|f| {
+            let f = f.unwrap();
+            (f.path, f.shard, f.offset)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn physical(p: &Path) -> u64 {
+    Layout::current(p)
+        .shard_files()
+        .unwrap()
+        .iter()
+        .map(|s| fs::metadata(&s.path).unwrap().len())
+        .sum()
+}
+
+impl Defrag {
+    fn argv(&self, k: usize) -> Vec<OsString> {
+        let mut a = args!["-q"];
+        if self.quick {
+            a.push("--quick".into());
+        }
+        if k % 2 == 1 {
+            a.push("--small-steps".into());
+        }
+        a.push(s(&self.out));
+        a
+    }
+}
+
+impl Scenario for Defrag {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+
+    /// Odd trials work in tiny steps (`--small-steps`), even ones as usual.
+    fn variants(&self) -> usize {
+        2
+    }
+
+    fn prepare(&mut self, _k: usize) {
+        copy_archive(&self.template, &self.out);
+    }
+
+    fn command(&self, k: usize) -> (Command, Stdin) {
+        (cmd("barecat-defrag", self.argv(k)), Stdin::Null)
+    }
+
+    fn after_kill(
+        &mut self,
+        _k: usize,
+        _ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
+        ensure!(state(&self.out) == State::Archive, "the archive is gone");
+        let snap = read_all(&self.out, &self.files)?;
+        if let Some(d) = snap.diff(&self.template_snap) {
+            return Err(format!("the files changed: {d}"));
+        }
+        verify_clean(&self.out, &["extra_shard"])?;
+        py.verify(&self.out)?;
+        let now = places(&self.out);
+        let moved = now
+            .iter()
+            .zip(&self.template_places)
+            .filter(|(a, b)| a != b)
+            .count();
+        let shrunk = physical(&self.out) < self.template_physical;
+        Ok(match (moved, shrunk) {
+            (0, false) => "before the first move".into(),
+            (0, true) => "truncating (no file moved)".into(),
+            (_, false) => "moving files (nothing truncated yet)".into(),
+            (_, true) => "after moves, shards truncated".into(),
+        })
+    }
+
+    fn fix_and_compare(&mut self, k: usize, py: &mut PyVerifier) -> Check {
+        let e = run_to_end(cmd("barecat-defrag", self.argv(k)), &Stdin::Null);
+        ensure!(e.status.success(), "defrag failed: {}", e.stderr.trim());
+        let snap = read_all(&self.out, &self.files)?;
+        if let Some(d) = snap.diff(&self.template_snap) {
+            return Err(format!("the files changed: {d}"));
+        }
+        let v = verify_clean(&self.out, &[])?;
+        if !self.quick {
+            ensure!(
+                v["space"]["reclaimable_bytes"] == 0,
+                "full defrag left reclaimable bytes: {}",
+                v["space"]
+            );
+        }
+        py.verify(&self.out)?;
+        Ok(())
+    }
+}
+
+fn defrag(quick: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = make_tree(&d.join("src"), "tree", 700, 300_000, 8);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let template = d.join("template.barecat");
+    let kept = holey_input(&template, &files);
+    let template_snap = read_all(&template, &kept).unwrap();
+    let mut sc = Defrag {
+        name: if quick {
+            "barecat-defrag --quick"
+        } else {
+            "barecat-defrag"
+        },
+        quick,
+        files: kept,
+        template_places: places(&template),
+        template_physical: physical(&template),
+        template,
+        template_snap,
+        out: d.join("out.barecat"),
+    };
+    kill_trials(&mut sc, config());
+}
+
+#[test]
+fn defrag_killed_at_random_instants_keeps_every_file() {
+    defrag(false);
+}
+
+#[test]
+fn quick_defrag_killed_at_random_instants_keeps_every_file() {
+    defrag(true);
+}
+
+// ---------------------------------------------------------------------- regressions
+
+/// A create killed after SQLite created the index file but before the tables were
+/// committed leaves an empty database; `--resume` (of create and of from-tar)
+/// starts the archive anew instead of calling it "not a barecat archive", while a
+/// plain create still refuses to touch the file.
+#[test]
+fn resume_starts_over_from_an_index_killed_before_its_tables_existed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files = make_tree(&d.join("src"), "tree", 30, 100_000, 31);
+    let tar = d.join("in.tar");
+    fs::write(&tar, make_tar(&files)).unwrap();
+    let reference = d.join("ref.barecat");
+    let e = run_to_end(
+        cmd(
+            "barecat-create",
+            args!["-q", "-C", d.join("src"), &reference, "tree"],
+        ),
+        &Stdin::Null,
+    );
+    assert!(e.status.success(), "{}", e.stderr);
+    let want = read_all(&reference, &files).unwrap();
+    let out = d.join("out.barecat");
+    let runs: [(&str, Vec<OsString>); 2] = [
+        (
+            "barecat-create",
+            args!["-q", "-C", d.join("src"), &out, "tree"],
+        ),
+        ("barecat-from-tar", args!["-q", &tar, &out]),
+    ];
+    for (prog, argv) in runs {
+        fs::write(&out, b"").unwrap();
+        let e = run_to_end(cmd(prog, &argv), &Stdin::Null);
+        assert_eq!(e.status.code(), Some(1), "{prog}: {}", e.stderr);
+        assert!(e.stderr.contains("already exists"), "{prog}: {}", e.stderr);
+        assert_eq!(
+            fs::metadata(&out).unwrap().len(),
+            0,
+            "{prog} changed the file"
+        );
+        let mut resume = argv.clone();
+        resume.insert(0, "--resume".into());
+        let e = run_to_end(cmd(prog, &resume), &Stdin::Null);
+        assert!(e.status.success(), "{prog} --resume: {}", e.stderr);
+        let snap = read_all(&out, &files).unwrap();
+        if prog == "barecat-create" {
+            assert!(snap.diff(&want).is_none(), "{:?}", snap.diff(&want));
+        } else {
+            assert_eq!(snap.files.len(), files.len());
+        }
+        verify_clean(&out, &[]).unwrap();
+        Layout::remove(&out).unwrap();
+    }
+}
+
+/// Temporary outputs of merges that were killed (their process is gone) are removed
+/// by the next merge to the same output; those of a live process are left alone.
+#[test]
+fn merge_removes_the_temporaries_of_killed_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files: Files = [("a/x".to_string(), b"x".to_vec())].into_iter().collect();
+    let input = d.join("in.barecat");
+    build(&input, None, &files);
+    // A pid that no process has any more.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    for tag in ["merging", "linking"] {
+        let stale = d.join(format!(".out.barecat.{tag}-{dead}"));
+        build(&stale, Some(1), &parts(&files, 1)[0]);
+        fs::write(d.join(format!(".out.barecat.{tag}-{dead}-journal")), b"j").unwrap();
+        // pid 1 always exists.
+        let live = d.join(format!(".out.barecat.{tag}-1"));
+        build(&live, None, &files);
+        let mut argv = args!["-q", "-f", "-o", d.join("out.barecat"), &input];
+        if tag == "linking" {
+            argv.insert(0, "--symlink".into());
+        }
+        let e = run_to_end(cmd("barecat-merge", argv), &Stdin::Null);
+        assert!(e.status.success(), "{}", e.stderr);
+        let left: Vec<String> = names(d)
+            .into_iter()
+            .filter(|n| n.starts_with(&format!(".out.barecat.{tag}")))
+            .collect();
+        assert_eq!(
+            left,
+            [
+                format!(".out.barecat.{tag}-1"),
+                format!(".out.barecat.{tag}-1-shard-00000")
+            ],
+            "{tag}"
+        );
+        Layout::remove(&live).unwrap();
+    }
+}
+
+/// A killed `merge -a` leaves the bytes it appended after the last file; the next
+/// `merge -a` cuts them off before appending instead of leaving them as a hole.
+#[test]
+fn merge_append_removes_the_bytes_a_killed_merge_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files = make_tree(&d.join("src"), "tree", 30, 100_000, 32);
+    let p = parts(&files, 2);
+    let out = d.join("out.barecat");
+    build(&out, Some(LIMIT_BYTES), &p[0]);
+    let input = d.join("in.barecat");
+    build(&input, Some(LIMIT_BYTES), &p[1]);
+    // What a killed append leaves: bytes after the last file, and a shard after it.
+    let layout = Layout::current(&out);
+    let last = layout.shard_files().unwrap().last().unwrap().clone();
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(&last.path)
+        .unwrap();
+    std::io::Write::write_all(&mut f, &[7u8; 5000]).unwrap();
+    fs::write(layout.shard_path(last.number + 1), [7u8; 3000]).unwrap();
+    let e = run_to_end(
+        cmd("barecat-merge", args!["-q", "-a", "-o", &out, &input]),
+        &Stdin::Null,
+    );
+    assert!(e.status.success(), "{}", e.stderr);
+    let snap = read_all(&out, &files).unwrap();
+    assert_eq!(snap.files.len(), files.len());
+    let v = verify_clean(&out, &[]).unwrap();
+    assert_eq!(v["space"]["reclaimable_bytes"], 0, "{}", v["space"]);
+}
