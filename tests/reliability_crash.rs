@@ -379,11 +379,21 @@ impl Merge {
         let temps = !self.strays().is_empty();
         match state(&self.out) {
             State::NoArchive => {
-                ensure!(
-                    Layout::current(&self.out).shard_files().unwrap().is_empty(),
-                    "shard files without an index at the output path"
-                );
                 ensure!(!finished, "finished without an output");
+                // Putting the output in place renames the shards first and the
+                // index last: in between, the output path holds shard files and no
+                // index while the temporary index is still there (a rerun with -f
+                // repairs this; see the test of crashes after every install step).
+                if !Layout::current(&self.out).shard_files().unwrap().is_empty() {
+                    ensure!(
+                        temps && mode != Out::Append,
+                        "shard files without an index at the output path"
+                    );
+                    return Ok("installing the output (shards renamed, the index not yet)".into());
+                }
+                if mode == Out::Force && temps {
+                    return Ok("installing the output (the old one removed)".into());
+                }
                 ensure!(mode == Out::New, "the old output disappeared");
                 return Ok(if temps {
                     "building the output under a temporary name".into()
