@@ -25,7 +25,9 @@ pub(crate) const FILE_COLS: &str = "path, shard, offset, size, crc32c, mode, uid
 pub(crate) const DIR_COLS: &str =
     "path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns";
 
-/// SQL for the parent of the column `x`, identical to the generated column.
+/// SQL for the parent of the column `x`, identical to the generated column. SQLite's
+/// string functions stop at a NUL byte, so in a damaged index a value holding one
+/// can be its own parent: a recursion over parents must stop when nothing changes.
 pub(crate) fn parent_sql(x: &str) -> String {
     format!("rtrim(rtrim({x}, replace({x}, '/', '')), '/')")
 }
@@ -616,7 +618,7 @@ impl Index {
                  WITH RECURSIVE up(path, n, s) AS (
                      SELECT path, n, s FROM temp.bc_direct
                      UNION ALL
-                     SELECT {p}, n, s FROM up WHERE path != ''
+                     SELECT {p}, n, s FROM up WHERE path != '' AND {p} != path
                  )
                  INSERT INTO temp.bc_tree SELECT path, sum(n), sum(s) FROM up GROUP BY path;
                  CREATE TEMP TABLE bc_subdirs (path TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;

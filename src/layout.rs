@@ -123,6 +123,15 @@ impl Layout {
                 continue;
             };
             let file_type = entry.file_type().at(entry.path())?;
+            let path = entry.path();
+            let regular = if file_type.is_symlink() {
+                fs::metadata(&path).map_or(true, |m| m.is_file())
+            } else {
+                file_type.is_file()
+            };
+            if !regular {
+                return Err(crate::shard::not_a_file(&path));
+            }
             out.push(ShardFile {
                 number,
                 path: self.shard_path(number),

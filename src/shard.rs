@@ -9,7 +9,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -32,6 +32,14 @@ pub struct ShardSet {
     open: RwLock<Vec<Option<Arc<OpenShard>>>>,
 }
 
+/// A shard path that holds something else than a regular file.
+pub(crate) fn not_a_file(path: &Path) -> Error {
+    Error::io(
+        path,
+        io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
+    )
+}
+
 impl ShardSet {
     /// Shards are opened lazily, by number, on first use.
     pub fn new(layout: Layout) -> ShardSet {
@@ -51,13 +59,22 @@ impl ShardSet {
             return Ok(s.clone());
         }
         let path = self.layout.shard_path(n);
-        let file = match File::open(&path) {
+        // Non-blocking, so that a FIFO in a shard's place cannot block the open; it
+        // is refused just below, as anything but a regular file is.
+        let file = match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path)
+        {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(self.missing(n, "the index refers to it but the file does not exist"))
             }
             Err(e) => return Err(Error::io(&path, e)),
         };
+        if !file.metadata().at(&path)?.is_file() {
+            return Err(not_a_file(&path));
+        }
         let shard = Arc::new(OpenShard {
             path,
             file,

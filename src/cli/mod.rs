@@ -205,7 +205,12 @@ pub fn one_line(err: &anyhow::Error) -> String {
     let mut msg = String::new();
     for cause in err.chain() {
         let part = cause.to_string();
-        if msg.contains(&part) {
+        // SQLite's own error repeats its description after an "Error code N: ".
+        let bare = part
+            .strip_prefix("Error code ")
+            .and_then(|r| r.split_once(": "))
+            .map_or(part.as_str(), |(_, d)| d);
+        if msg.contains(bare) {
             continue;
         }
         if !msg.is_empty() {

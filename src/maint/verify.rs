@@ -486,7 +486,7 @@ fn check_dir_rows(i: &Index, f: &mut Findings) {
             match index::decode_dir(row) {
                 Ok(d) => {
                     root |= d.path.is_empty();
-                    if mpath::normalize(&d.path) != d.path {
+                    if mpath::normalize(&d.path) != d.path || d.path.contains('\0') {
                         bad.push((Some(d.path.clone()), Ok(())));
                     }
                 }
@@ -509,7 +509,7 @@ fn check_dir_rows(i: &Index, f: &mut Findings) {
                     f.problem(
                         Kind::BadPath,
                         Some(&p),
-                        format!("directory {p:?}: path is not normalized"),
+                        format!("directory {p:?}: {}", path_fault(&p)),
                     );
                 }
                 Err(detail) => f.problem(Kind::BadRow, path.as_deref(), format!("dirs {detail}")),
@@ -983,6 +983,16 @@ fn scan_files(
     scan
 }
 
+/// What is wrong with a stored path that failed the form check. A NUL byte also
+/// breaks SQLite's string functions (the generated `parent` column).
+fn path_fault(p: &str) -> &'static str {
+    if p.contains('\0') {
+        "path contains a NUL character"
+    } else {
+        "path is not normalized"
+    }
+}
+
 /// The per-row checks: path form, shard present, extent inside it, no overlap.
 fn check_row(
     fi: &FileInfo,
@@ -992,11 +1002,11 @@ fn check_row(
     walk: &mut Option<ShardWalk>,
     f: &mut Findings,
 ) {
-    if fi.path.is_empty() || mpath::normalize(&fi.path) != fi.path {
+    if fi.path.is_empty() || mpath::normalize(&fi.path) != fi.path || fi.path.contains('\0') {
         f.problem_at(
             Kind::BadPath,
             fi,
-            format!("file {:?}: path is not normalized", fi.path),
+            format!("file {:?}: {}", fi.path, path_fault(&fi.path)),
         );
     } else if !mpath::is_safe_stored(&fi.path) {
         f.warn(
