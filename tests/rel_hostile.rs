@@ -223,6 +223,52 @@ fn tar_headers_claiming_huge_sizes_allocate_nothing() {
     }
 }
 
+/// A PAX extended header, a GNU long name and a long link claiming a gigabyte,
+/// backed by 200 MiB of zeros that gzip shrinks to a few hundred KB: the `tar`
+/// crate would hold each whole in memory; the import stops at 16 MiB.
+#[test]
+fn tar_metadata_members_claiming_gigabytes_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gz = |data: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    };
+    let zeros = gz(&vec![0u8; 1 << 20]);
+    for (kind, name) in [
+        (b'x', "././@PaxHeader"),
+        (b'L', "././@LongLink"),
+        (b'K', "././@LongLink"),
+    ] {
+        let mut h = tar::Header::new_ustar();
+        h.set_path(name).unwrap();
+        h.set_size(1 << 30);
+        h.set_entry_type(tar::EntryType::new(kind));
+        h.set_cksum();
+        let mut bytes = gz(h.as_bytes());
+        for _ in 0..200 {
+            bytes.extend_from_slice(&zeros);
+        }
+        let input = tmp.path().join(format!("{}.tar.gz", kind as char));
+        fs::write(&input, &bytes).unwrap();
+        let out = tmp.path().join(format!("{}.barecat", kind as char));
+        let (o, rss) = run_rss(
+            bin("barecat-from-tar"),
+            [input.as_os_str(), out.as_os_str()],
+        );
+        println!(
+            "from-tar {}: {rss:.1} MiB: {}",
+            kind as char,
+            stderr(&o).trim()
+        );
+        no_panic("from-tar", &o);
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
+        assert_clean_error(&o);
+        assert!(stderr(&o).contains("exceed 16 MiB"), "{}", stderr(&o));
+        assert!(rss < 80.0, "{}: {rss:.0} MiB", kind as char);
+    }
+}
+
 /// Patch the uncompressed size of the only entry of a zip, in its local header and
 /// in the central directory.
 fn patch_zip_size(bytes: &mut [u8], size: u32) {
