@@ -76,9 +76,11 @@ fn harden(conn: &Connection, access: Access) -> rusqlite::Result<()> {
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
     }
     conn.busy_timeout(Duration::from_secs(5))?;
+    // Temporary tables and sorts stay in the page cache while they fit and spill
+    // to an unlinked temporary file beyond it (SQLite's default temp store), so
+    // that sorting millions of rows (`du -a`, `ls -R`) needs bounded memory.
     conn.execute_batch(
         "PRAGMA cell_size_check = ON;
-         PRAGMA temp_store = MEMORY;
          PRAGMA cache_size = -32000;",
     )?;
     if access == Access::ReadWrite {

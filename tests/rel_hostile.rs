@@ -598,7 +598,7 @@ fn a_hundred_thousand_empty_entries_in_bounded_memory() {
 #[test]
 #[ignore = "slow: builds and extracts a million entries"]
 fn a_million_empty_entries_in_bounded_memory() {
-    many_entries(1_000_000, 100.0);
+    many_entries(1_000_000, 250.0);
 }
 
 fn many_entries(n: usize, bound_mib: f64) {
