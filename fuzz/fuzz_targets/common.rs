@@ -51,28 +51,46 @@ fn commands(path: &std::path::Path, a: &Archive) {
     use barecat::export::{self, ExportFormat, ExportOptions, ExtractOptions, Selection};
     use barecat::progress::Progress;
     let hidden = Progress::hidden();
-    let opts = barecat::maint::verify::VerifyOptions { quick: false, workers: 1 };
+    let opts = barecat::maint::verify::VerifyOptions {
+        quick: false,
+        workers: 1,
+    };
     let _ = barecat::maint::verify::verify(path, &opts, &hidden);
     let report = |_: &barecat::Error| {};
     let dest = tempfile::tempdir().unwrap();
-    let xo = ExtractOptions { workers: 1, ..Default::default() };
+    let xo = ExtractOptions {
+        workers: 1,
+        ..Default::default()
+    };
     if export::extract(a, &Selection::all(), dest.path(), &xo, &hidden, &report).is_ok() {
         for f in a.files(Order::Path, "").take(200) {
             let Ok(f) = f else { break };
-            let Ok(data) = std::fs::read(dest.path().join(&f.path)) else { continue };
+            let Ok(data) = std::fs::read(dest.path().join(&f.path)) else {
+                continue;
+            };
             if let Some(crc) = f.crc32c {
-                assert_eq!(barecat::crc::crc32c(&data), crc, "extract wrote wrong bytes");
+                assert_eq!(
+                    barecat::crc::crc32c(&data),
+                    crc,
+                    "extract wrote wrong bytes"
+                );
             }
         }
     }
     for format in [
         ExportFormat::Zip { deflate: None },
-        ExportFormat::Tar { compression: Default::default(), level: None },
+        ExportFormat::Tar {
+            compression: Default::default(),
+            level: None,
+        },
     ] {
         let eo = ExportOptions { format, workers: 1 };
         let _ = export::export(a, &Selection::all(), std::io::sink(), &eo, &hidden, &report);
     }
-    let du = barecat::maint::du::DuOptions { all: true, ..Default::default() };
+    let du = barecat::maint::du::DuOptions {
+        all: true,
+        ..Default::default()
+    };
     let _ = barecat::maint::du::du(a, "", &du, &mut std::io::sink());
     let _ = barecat::maint::ncdu::write_ncdu(a, &mut std::io::sink());
     let _ = barecat::maint::csv::write_csv(a, &mut std::io::sink());
