@@ -591,3 +591,21 @@ fn statistics_of_a_path_holding_nul_terminate() {
     let o = run_t(bin("barecat-repair"), [p.as_os_str()]);
     assert_clean_stderr("repair", &o);
 }
+
+/// With every `dirs` row gone, the root is named in words, not as an empty string.
+#[test]
+fn a_missing_root_row_is_named() {
+    let f = fixture();
+    let p = f.copy("noroot");
+    sql(&p, "DELETE FROM dirs");
+    for cmd in ["barecat-ls", "barecat-du"] {
+        let o = run_t(bin(cmd), [p.as_os_str()]);
+        assert_eq!(code(&o), 1);
+        assert_clean_error(&o);
+        assert!(
+            stderr(&o).contains(": / (the archive root): no such file"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}

@@ -815,3 +815,23 @@ fn malicious_triggers_and_views_run_nothing_in_any_read_command() {
         }
     }
 }
+
+/// Read connections leave temporary storage to SQLite's default, so that a sort
+/// bigger than the page cache (`du -a` of millions of rows) spills to a temporary
+/// file instead of growing in memory (96 MiB for a million entries when it was
+/// kept in memory).
+#[test]
+fn sorts_can_spill_out_of_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("s.barecat");
+    empty_entries(&p, 10);
+    let a = Archive::open(&p).unwrap();
+    let store: i64 = a
+        .with_index(|i| {
+            i.conn()
+                .query_row("PRAGMA temp_store", [], |r| r.get(0))
+                .map_err(|e| barecat::Error::sqlite(&p, e))
+        })
+        .unwrap();
+    assert_eq!(store, 0, "temp_store is not the default (file)");
+}
