@@ -31,6 +31,9 @@ use crate::progress::Progress;
 
 /// Files are handed to the workers in groups spanning at most this many bytes.
 pub const READ_CHUNK: u64 = 8 << 20;
+/// Most files in one checksum job: empty and tiny files add no bytes to a job,
+/// and a job of a million of them would hold a million rows in memory.
+const JOB_FILES: usize = 4096;
 /// A hole of at most this size between two files is read through rather than
 /// starting a new read.
 pub const MAX_HOLE_READ: u64 = 1 << 20;
@@ -624,6 +627,7 @@ impl Planner<'_> {
         };
         if let Some(job) = &mut self.job {
             let fits = job.shard == fi.shard
+                && job.files.len() < JOB_FILES
                 && fi.offset >= job.start
                 && fi.offset <= job.end.saturating_add(MAX_HOLE_READ)
                 && fi.end().max(job.end) - job.start <= READ_CHUNK;
@@ -1193,4 +1197,34 @@ pub fn write_human(
         s.holes,
         human(s.trailing_bytes)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_of_empty_files_are_bounded() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut p = Planner {
+            job: None,
+            tx: Some(&tx),
+        };
+        for i in 0..10_000u64 {
+            let fi = FileInfo {
+                path: format!("e{i}"),
+                shard: 0,
+                offset: 100,
+                size: 0,
+                crc32c: Some(0),
+                meta: Default::default(),
+            };
+            p.add(&fi, 0);
+        }
+        p.flush();
+        drop(tx);
+        let sizes: Vec<usize> = rx.iter().map(|j| j.files.len()).collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 10_000);
+        assert!(sizes.iter().all(|&n| n <= JOB_FILES), "{sizes:?}");
+    }
 }
