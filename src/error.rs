@@ -81,7 +81,7 @@ pub enum Error {
     InvalidPath { path: String, reason: &'static str },
 
     /// A member path that is not in the archive.
-    #[error("{0}: no such file or directory in archive")]
+    #[error("{}: no such file or directory in archive", member_name(.0))]
     NotFound(String),
 
     /// The path exists as a file.
@@ -161,6 +161,15 @@ pub enum Error {
     /// input or the entry.
     #[error("{path}: {detail}")]
     Input { path: String, detail: String },
+}
+
+/// A member path as messages show it: the root, stored as "", is shown as `/`.
+fn member_name(path: &str) -> &str {
+    if path.is_empty() {
+        "/ (the archive root)"
+    } else {
+        path
+    }
 }
 
 fn sqlite_message(e: &rusqlite::Error) -> String {

@@ -25,7 +25,9 @@ pub(crate) const FILE_COLS: &str = "path, shard, offset, size, crc32c, mode, uid
 pub(crate) const DIR_COLS: &str =
     "path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns";
 
-/// SQL for the parent of the column `x`, identical to the generated column.
+/// SQL for the parent of the column `x`, identical to the generated column. SQLite's
+/// string functions stop at a NUL byte, so in a damaged index a value holding one
+/// can be its own parent: a recursion over parents must stop when nothing changes.
 pub(crate) fn parent_sql(x: &str) -> String {
     format!("rtrim(rtrim({x}, replace({x}, '/', '')), '/')")
 }
@@ -74,9 +76,11 @@ fn harden(conn: &Connection, access: Access) -> rusqlite::Result<()> {
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
     }
     conn.busy_timeout(Duration::from_secs(5))?;
+    // Temporary tables and sorts stay in the page cache while they fit and spill
+    // to an unlinked temporary file beyond it (SQLite's default temp store), so
+    // that sorting millions of rows (`du -a`, `ls -R`) needs bounded memory.
     conn.execute_batch(
         "PRAGMA cell_size_check = ON;
-         PRAGMA temp_store = MEMORY;
          PRAGMA cache_size = -32000;",
     )?;
     if access == Access::ReadWrite {
@@ -653,7 +657,7 @@ impl Index {
                  WITH RECURSIVE up(path, n, s) AS (
                      SELECT path, n, s FROM temp.bc_direct
                      UNION ALL
-                     SELECT {p}, n, s FROM up WHERE path != ''
+                     SELECT {p}, n, s FROM up WHERE path != '' AND {p} != path
                  )
                  INSERT INTO temp.bc_tree SELECT path, sum(n), sum(s) FROM up GROUP BY path;
                  CREATE TEMP TABLE bc_subdirs (path TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;

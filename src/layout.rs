@@ -123,6 +123,15 @@ impl Layout {
                 continue;
             };
             let file_type = entry.file_type().at(entry.path())?;
+            let path = entry.path();
+            let (regular, dir) = if file_type.is_symlink() {
+                fs::metadata(&path).map_or((true, false), |m| (m.is_file(), m.is_dir()))
+            } else {
+                (file_type.is_file(), file_type.is_dir())
+            };
+            if !regular {
+                return Err(crate::shard::not_a_file(&path, dir));
+            }
             out.push(ShardFile {
                 number,
                 path: self.shard_path(number),

@@ -9,7 +9,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -34,6 +34,16 @@ pub struct ShardSet {
     open: RwLock<Vec<Option<Arc<OpenShard>>>>,
 }
 
+/// A shard path that holds something else than a regular file.
+pub(crate) fn not_a_file(path: &Path, is_dir: bool) -> Error {
+    let what = if is_dir {
+        "is a directory, not a regular file"
+    } else {
+        "not a regular file"
+    };
+    Error::io(path, io::Error::new(io::ErrorKind::InvalidInput, what))
+}
+
 impl ShardSet {
     /// Shards are opened lazily, by number, on first use.
     pub fn new(layout: Layout) -> ShardSet {
@@ -53,7 +63,13 @@ impl ShardSet {
             return Ok(s.clone());
         }
         let path = self.layout.shard_path(n);
-        let file = match File::open(&path) {
+        // Non-blocking, so that a FIFO in a shard's place cannot block the open; it
+        // is refused just below, as anything but a regular file is.
+        let file = match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path)
+        {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(self.missing(n, "the index refers to it but the file does not exist"))
@@ -61,9 +77,8 @@ impl ShardSet {
             Err(e) => return Err(Error::io(&path, e)),
         };
         let md = file.metadata().at(&path)?;
-        // A directory opens like a file but reads and maps with puzzling errors.
-        if md.is_dir() {
-            shard_len(&path)?;
+        if !md.is_file() {
+            return Err(not_a_file(&path, md.is_dir()));
         }
         let id = (md.dev(), md.ino());
         let shard = Arc::new(OpenShard {
@@ -309,14 +324,7 @@ pub(crate) fn shard_len(path: &Path) -> Result<u64> {
     if md.is_file() {
         return Ok(md.len());
     }
-    Err(Error::io(
-        path,
-        io::Error::other(if md.is_dir() {
-            "is a directory, not a shard file"
-        } else {
-            "not a regular file"
-        }),
-    ))
+    Err(not_a_file(path, md.is_dir()))
 }
 
 /// `fsync` a directory so that a newly created entry in it survives a crash.

@@ -44,10 +44,14 @@ fn template() -> &'static std::path::Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.barecat");
-        let opts = WriterOptions { shard_size_limit: Some(64), ..Default::default() };
+        let opts = WriterOptions {
+            shard_size_limit: Some(64),
+            ..Default::default()
+        };
         let mut w = ArchiveWriter::open(&p, opts).unwrap();
         for (i, name) in ["a/x", "a/b/y", "c", "d/e/f/g", "z"].iter().enumerate() {
-            w.add_file(name, Meta::default(), &vec![i as u8 + 1; 10 + 7 * i], None).unwrap();
+            w.add_file(name, Meta::default(), &vec![i as u8 + 1; 10 + 7 * i], None)
+                .unwrap();
         }
         w.add_dir("empty", Meta::default()).unwrap();
         w.finish().unwrap();

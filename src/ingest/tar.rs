@@ -159,18 +159,47 @@ impl Read for ChannelReader {
     }
 }
 
-/// Counts the bytes the tar parser consumed and notes whether the stream ended.
+/// The most the tar parser may read while looking for the next member: its header
+/// and the metadata members before it (PAX extended headers, GNU long names and
+/// links), which the `tar` crate holds in memory whole. Real ones are a few KB; a
+/// compressed stream could otherwise make a few KB of input claim gigabytes.
+const MAX_HEADER_BYTES: u64 = 16 << 20;
+
+/// Where the tar parser stands in the stream.
+#[derive(Clone, Copy, Default)]
+struct Track {
+    /// Bytes consumed.
+    pos: u64,
+    /// The stream ended.
+    eof: bool,
+    /// Inside the parser's search for the next member, and the bytes read in it.
+    in_header: bool,
+    header_bytes: u64,
+}
+
+/// Counts the bytes the tar parser consumed, notes whether the stream ended, and
+/// bounds what one member's headers may take.
 struct Tracked<R> {
     inner: R,
-    state: Rc<Cell<(u64, bool)>>,
+    state: Rc<Cell<Track>>,
 }
 
 impl<R: Read> Read for Tracked<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut t = self.state.get();
+        if t.in_header && t.header_bytes >= MAX_HEADER_BYTES {
+            return Err(io::Error::other(format!(
+                "a member's headers (PAX extended header or GNU long name) exceed {} MiB",
+                MAX_HEADER_BYTES >> 20
+            )));
+        }
         let n = self.inner.read(buf)?;
-        let (pos, eof) = self.state.get();
-        self.state
-            .set((pos + n as u64, eof || (n == 0 && !buf.is_empty())));
+        t.pos += n as u64;
+        t.eof |= n == 0 && !buf.is_empty();
+        if t.in_header {
+            t.header_bytes += n as u64;
+        }
+        self.state.set(t);
         Ok(n)
     }
 }
@@ -224,21 +253,31 @@ impl Parser<'_, '_> {
     }
 
     fn parse<R: Read>(&mut self, stream: R, kind: Compression) {
-        let state = Rc::new(Cell::new((0u64, false)));
+        let state = Rc::new(Cell::new(Track::default()));
         let mut archive = tar::Archive::new(Tracked {
             inner: stream,
             state: state.clone(),
         });
         let mut members = 0u64;
-        let entries = match archive.entries() {
+        let mut entries = match archive.entries() {
             Ok(e) => e,
             Err(e) => return self.fatal(format!("cannot read: {e}")),
         };
-        for entry in entries {
+        let set_in_header = |on: bool| {
+            let mut t = state.get();
+            t.in_header = on;
+            t.header_bytes = 0;
+            state.set(t);
+        };
+        loop {
+            set_in_header(true);
+            let next = entries.next();
+            set_in_header(false);
+            let Some(entry) = next else { break };
             let mut entry = match entry {
                 Ok(e) => e,
                 Err(e) => {
-                    let at = state.get().0;
+                    let at = state.get().pos;
                     let what = if members == 0 && kind == Compression::None {
                         format!("not a tar archive, or an unsupported compression ({e})")
                     } else {
@@ -251,8 +290,12 @@ impl Parser<'_, '_> {
             if !self.member(&mut entry) {
                 return;
             }
+            // Skip what was not read of the member here, so that the parser's
+            // search for the next one reads nothing but headers. An error shows
+            // again, and is reported, at the next member.
+            let _ = io::copy(&mut entry, &mut io::sink());
         }
-        let (at, eof) = state.get();
+        let Track { pos: at, eof, .. } = state.get();
         if eof {
             let detail = if members == 0 && at == 0 {
                 "empty input: not a tar archive".to_string()

@@ -35,6 +35,9 @@ use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 const RUN_BYTES: u64 = 8 << 20;
 /// …through holes of at most this size (holes are read, never written).
 const RUN_MAX_HOLE: u64 = 64 << 10;
+/// Most files in one run: empty and tiny files add no bytes to it, and a run of a
+/// million of them would hold a million rows in memory.
+const RUN_FILES: usize = 4096;
 
 /// What to do with an output that exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,6 +401,7 @@ impl Run {
             return true;
         }
         let fits = fi.shard == self.shard
+            && self.files.len() < RUN_FILES
             && fi.offset >= self.start
             && fi.offset <= self.end.saturating_add(RUN_MAX_HOLE)
             && fi.end().max(self.end) - self.start <= RUN_BYTES;
@@ -482,5 +486,33 @@ fn copy_streamed(
             actual,
         }),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_empty_files_are_bounded() {
+        let mut run = Run::default();
+        let mut runs = 0;
+        for i in 0..10_000u64 {
+            let fi = FileInfo {
+                path: format!("e{i}"),
+                shard: 0,
+                offset: 100,
+                size: 0,
+                crc32c: Some(0),
+                meta: Default::default(),
+            };
+            if !run.extend(&fi) {
+                assert!(run.files.len() <= RUN_FILES);
+                runs += 1;
+                run = Run::default();
+                run.start(fi);
+            }
+        }
+        assert_eq!(runs, 10_000 / RUN_FILES);
     }
 }

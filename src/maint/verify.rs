@@ -31,6 +31,9 @@ use crate::progress::Progress;
 
 /// Files are handed to the workers in groups spanning at most this many bytes.
 pub const READ_CHUNK: u64 = 8 << 20;
+/// Most files in one checksum job: empty and tiny files add no bytes to a job,
+/// and a job of a million of them would hold a million rows in memory.
+const JOB_FILES: usize = 4096;
 /// A hole of at most this size between two files is read through rather than
 /// starting a new read.
 pub const MAX_HOLE_READ: u64 = 1 << 20;
@@ -486,7 +489,7 @@ fn check_dir_rows(i: &Index, f: &mut Findings) {
             match index::decode_dir(row) {
                 Ok(d) => {
                     root |= d.path.is_empty();
-                    if mpath::normalize(&d.path) != d.path {
+                    if mpath::normalize(&d.path) != d.path || d.path.contains('\0') {
                         bad.push((Some(d.path.clone()), Ok(())));
                     }
                 }
@@ -509,7 +512,7 @@ fn check_dir_rows(i: &Index, f: &mut Findings) {
                     f.problem(
                         Kind::BadPath,
                         Some(&p),
-                        format!("directory {p:?}: path is not normalized"),
+                        format!("directory {p:?}: {}", path_fault(&p)),
                     );
                 }
                 Err(detail) => f.problem(Kind::BadRow, path.as_deref(), format!("dirs {detail}")),
@@ -624,6 +627,7 @@ impl Planner<'_> {
         };
         if let Some(job) = &mut self.job {
             let fits = job.shard == fi.shard
+                && job.files.len() < JOB_FILES
                 && fi.offset >= job.start
                 && fi.offset <= job.end.saturating_add(MAX_HOLE_READ)
                 && fi.end().max(job.end) - job.start <= READ_CHUNK;
@@ -999,6 +1003,16 @@ fn moved_and_fine(archive: &Archive, p: &Finding) -> bool {
     }
 }
 
+/// What is wrong with a stored path that failed the form check. A NUL byte also
+/// breaks SQLite's string functions (the generated `parent` column).
+fn path_fault(p: &str) -> &'static str {
+    if p.contains('\0') {
+        "path contains a NUL character"
+    } else {
+        "path is not normalized"
+    }
+}
+
 /// The per-row checks: path form, shard present, extent inside it, no overlap.
 fn check_row(
     fi: &FileInfo,
@@ -1008,11 +1022,11 @@ fn check_row(
     walk: &mut Option<ShardWalk>,
     f: &mut Findings,
 ) {
-    if fi.path.is_empty() || mpath::normalize(&fi.path) != fi.path {
+    if fi.path.is_empty() || mpath::normalize(&fi.path) != fi.path || fi.path.contains('\0') {
         f.problem_at(
             Kind::BadPath,
             fi,
-            format!("file {:?}: path is not normalized", fi.path),
+            format!("file {:?}: {}", fi.path, path_fault(&fi.path)),
         );
     } else if !mpath::is_safe_stored(&fi.path) {
         f.warn(
@@ -1199,4 +1213,34 @@ pub fn write_human(
         s.holes,
         human(s.trailing_bytes)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_of_empty_files_are_bounded() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut p = Planner {
+            job: None,
+            tx: Some(&tx),
+        };
+        for i in 0..10_000u64 {
+            let fi = FileInfo {
+                path: format!("e{i}"),
+                shard: 0,
+                offset: 100,
+                size: 0,
+                crc32c: Some(0),
+                meta: Default::default(),
+            };
+            p.add(&fi, 0);
+        }
+        p.flush();
+        drop(tx);
+        let sizes: Vec<usize> = rx.iter().map(|j| j.files.len()).collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 10_000);
+        assert!(sizes.iter().all(|&n| n <= JOB_FILES), "{sizes:?}");
+    }
 }

@@ -1,0 +1,16 @@
+//! Tar import of arbitrary bytes (plain, or compressed: the first bytes decide), into
+//! a fresh archive, which must then be consistent.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+mod common;
+
+fuzz_target!(|data: &[u8]| {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = common::fresh_writer(dir.path());
+    let opts = common::ingest_options();
+    let _ = barecat::ingest::import_tar(&mut w, data, "fuzz.tar", &opts, &mut |_| {});
+    common::check_imported(dir.path(), w);
+});
