@@ -14,11 +14,11 @@ Targets (issue 3), as median ratios:
     scale is timed too: the time ratio must stay <= 12 for 10x the files).
 
 Our create fdatasyncs the shards before every commit (durability); tar does not sync.
-All trees are read once before timing, so every command starts from the page cache.
+Every run starts cold: the page cache is dropped before it (untimed).
 """
 import argparse
 
-from harness import DATA, WORK, Case, ours, page_cache_warm, py_barecat, report, run, sh
+from harness import DATA, WORK, Case, ours, py_barecat, report, run, sh
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument("--scale", type=float, default=1.0)
@@ -52,7 +52,6 @@ def cases(t, tag):
 OURS = "barecat-create (ours)"
 for name in a.sets.split(","):
     t = tree(name, a.scale)
-    page_cache_warm(t)
     cs = cases(t, name)
     targets = [("no slower than tar -cf (ratio <= 1.0)", OURS, "tar -cf", 1.0, "le")]
     if not a.no_python:
@@ -64,7 +63,6 @@ for name in a.sets.split(","):
     if name == "tiny":
         targets.append(("peak RSS < 100 MB", OURS, None, 100.0, "rss_mb_le"))
         small = tree(name, a.scale / 10)
-        page_cache_warm(small)
         out = WORK / "create-tiny-small"
         cs.append(Case("barecat-create (ours), 1/10 of the files",
                        f"{ours('barecat-create')} -q -f {out}.barecat -C {small.parent} {small.name}",
