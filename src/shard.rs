@@ -181,6 +181,15 @@ impl ShardSet {
         Ok(())
     }
 
+    /// Ask the kernel to start reading `len` bytes of shard `n` from `offset` in the
+    /// background (`POSIX_FADV_WILLNEED`), for a reader that will get there soon.
+    /// Only a hint: errors are ignored.
+    pub fn will_need(&self, n: u64, offset: u64, len: u64) {
+        if let (Ok(s), Some(len)) = (self.shard(n), std::num::NonZeroU64::new(len)) {
+            let _ = rustix::fs::fadvise(&s.file, offset, Some(len), rustix::fs::Advice::WillNeed);
+        }
+    }
+
     /// Read the whole content of `fi` into a new buffer. The length is checked
     /// against the shard first, so an absurd size never becomes a giant allocation.
     pub fn read(&self, fi: &FileInfo) -> Result<Vec<u8>> {
@@ -189,8 +198,27 @@ impl ShardSet {
         if fi.size > SMALL_READ {
             self.check_extent(fi)?;
         }
-        let mut buf = vec![0u8; fi.size as usize];
-        self.read_into(fi, 0, &mut buf)?;
+        let n = fi.size as usize;
+        let s = self.shard(fi.shard)?;
+        // Read into the vector's spare capacity: no pass zeroing it first. Bytes
+        // read past `n` (when the allocator gave more room) are cut off below.
+        let mut buf = Vec::with_capacity(n);
+        while buf.len() < n {
+            let at = fi.offset + buf.len() as u64;
+            match rustix::io::pread(&s.file, rustix::buffer::spare_capacity(&mut buf), at) {
+                Ok(0) => {
+                    let len = s.file.metadata().map(|m| m.len()).unwrap_or(0);
+                    return Err(Self::bad_extent(
+                        fi,
+                        format!("extends past the end of {} ({len} bytes)", s.path.display()),
+                    ));
+                }
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(Error::io(&s.path, e.into())),
+            }
+        }
+        buf.truncate(n);
         Ok(buf)
     }
 

@@ -274,23 +274,29 @@ fn prepare(
         }
     };
     let content = data.bytes();
-    // CRC32C (and CRC-32 for zip) in one pass over the bytes, a chunk at a time so
-    // that the second checksum reads from the cache.
+    // `read_file` checked the CRC32C of what it read; a mapped file is checked here
+    // (and its CRC-32 computed for zip) in one pass, a chunk at a time so that the
+    // second checksum reads from the cache.
     let mut crc32 = crc32fast::Hasher::new();
-    let mut crc32c = 0u32;
-    for chunk in content.chunks(256 << 10) {
-        crc32c = crc32c::crc32c_append(crc32c, chunk);
-        if need_crc32 {
-            crc32.update(chunk);
+    let check = matches!(data, Data::Mapped(_));
+    if check || need_crc32 {
+        let mut crc32c = 0u32;
+        for chunk in content.chunks(256 << 10) {
+            if check {
+                crc32c = crc32c::crc32c_append(crc32c, chunk);
+            }
+            if need_crc32 {
+                crc32.update(chunk);
+            }
         }
-    }
-    if let Some(expected) = fi.crc32c {
-        if expected != crc32c {
-            return Ready::Bad(Error::CrcMismatch {
-                member: fi.path.clone(),
-                expected,
-                actual: crc32c,
-            });
+        if let (true, Some(expected)) = (check, fi.crc32c) {
+            if expected != crc32c {
+                return Ready::Bad(Error::CrcMismatch {
+                    member: fi.path.clone(),
+                    expected,
+                    actual: crc32c,
+                });
+            }
         }
     }
     debug_assert!(check_crc(&fi, content).is_ok());

@@ -441,6 +441,9 @@ impl Run {
             ..files[0].clone()
         };
         src.shards().read_into(&first, 0, buf)?;
+        // Files are read in address order: let the kernel read what comes next while
+        // this run is checked, written and synced.
+        src.shards().will_need(self.shard, self.end, 2 * RUN_BYTES);
         for fi in &files {
             let at = (fi.offset - self.start) as usize;
             let data = &buf[at..at + fi.size as usize];
@@ -475,6 +478,11 @@ fn copy_streamed(
         let n = (fi.size - at).min(RUN_BYTES);
         buf.resize(n as usize, 0);
         src.shards().read_into(fi, at, buf)?;
+        src.shards().will_need(
+            fi.shard,
+            fi.offset + at + n,
+            RUN_BYTES.min(fi.size - at - n),
+        );
         w.write_chunk(&mut pf, buf)?;
         at += n;
     }
