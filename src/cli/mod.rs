@@ -181,6 +181,20 @@ fn program_name(argv0: &OsString) -> String {
         .unwrap_or_else(|| "barecat".into())
 }
 
+/// glibc hands freed memory back to the kernel as soon as 128 KiB are free at the
+/// top of a heap; commands that read millions of files into short-lived buffers on
+/// several threads then take a page fault for every page of nearly every new buffer
+/// (a third of `barecat-to-tar`'s time from page cache). Keeping up to 64 MiB spare
+/// removes that for a few MB of resident memory.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
+}
+
 fn install_panic_hook(prog: &str) {
     let prog = prog.to_string();
     std::panic::set_hook(Box::new(move |info| {
@@ -265,6 +279,7 @@ pub fn main_for<A: Parser>(run: fn(A) -> anyhow::Result<ExitCode>) -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
     let prog = argv.first().map(program_name).unwrap_or_default();
     install_panic_hook(&prog);
+    tune_allocator();
     let args = match A::try_parse_from(&argv) {
         Ok(a) => a,
         Err(e) => {
@@ -331,6 +346,7 @@ pub fn main_multicall() -> ExitCode {
         .map(program_name)
         .unwrap_or_else(|| "barecat".into());
     install_panic_hook(&prog);
+    tune_allocator();
     // Invoked through a link named after a command: run that command.
     if let Some(cmd) = commands().iter().find(|c| c.binary == prog) {
         return match (cmd.command)().try_get_matches_from(&argv) {

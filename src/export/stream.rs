@@ -95,7 +95,7 @@ impl Data {
 }
 
 const BATCH_ITEMS: usize = 512;
-const BATCH_BYTES: u64 = 32 << 20;
+const BATCH_BYTES: u64 = 4 << 20;
 
 /// Write the selected members of `archive` to `out` as a zip or tar; returns `out`
 /// (after the end of the archive and of the compression) for the caller to close.
