@@ -42,7 +42,12 @@ def cases(t, tag):
         Case("tar -cf", f"tar -cf {out}.tar -C {t.parent} {t.name}", prepare=f"rm -f {out}.tar"),
         Case("read bound (find | xargs cat)",
              f"find {t} -type f -print0 | xargs -0 cat > /dev/null"),
-    ] + ([] if a.no_python else [
+    ] + ([] if tag != "images" else [
+        Case("read + write bound (find | xargs cat > one file; sync)",
+             f"find {t} -type f -print0 | xargs -0 cat > {out}.cat; sync",
+             prepare=f"rm -f {out}.cat",
+             note="reads every file and writes their bytes once, durably"),
+    ]) + ([] if a.no_python else [
         Case("python barecat create",
              f"{py_barecat()} create -f -C {t.parent} {out}-py.barecat {t.name}",
              prepare=f"rm -f {out}-py.barecat {out}-py.barecat-shard-*"),

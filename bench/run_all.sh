@@ -4,15 +4,17 @@
 #
 #   bench/run_all.sh [ROUNDS]        # default 5 rounds
 #
-# Needs root (cold-cache runs drop the page cache) and ~40 GB of free disk.
+# Needs root (cold-cache runs drop the page cache) and ~40 GB of free disk; the
+# outputs of each script are removed before the next one starts.
 set -euo pipefail
 cd "$(dirname "$0")"
 rounds="${1:-5}"
 ./setup.sh
 python3 gen_dataset.py all
-python3 create.py --rounds "$rounds"
-python3 from_tar.py --rounds "$rounds"
-python3 extract.py --rounds "$rounds"
+clean() { rm -f work/create-* work/from-tar-* work/export-py.* work/extract-fs.img work/images.tar; }
+python3 create.py --rounds "$rounds"; clean
+python3 from_tar.py --rounds "$rounds"; clean
+python3 extract.py --rounds "$rounds"; clean
 python3 export.py --rounds "$rounds"
 python3 verify.py --rounds "$rounds"
 python3 maint.py --rounds "$rounds"

@@ -95,8 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (reader, total): (Box<dyn Read + Send>, Option<u64>) = if stdin {
         (Box::new(io::stdin()), None)
     } else {
-        let f = File::open(&args.input)
-            .with_context(|| format!("cannot open {}", args.input.display()))?;
+        let f = crate::ingest::open_sequential(&args.input)?;
         let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
         (Box::new(f), len)
     };

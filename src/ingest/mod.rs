@@ -253,6 +253,14 @@ pub enum ArchiveKind {
     Tar,
 }
 
+/// Open a file that is read once from start to end (a tar): the kernel is told to
+/// read ahead generously.
+pub fn open_sequential(path: &Path) -> Result<File> {
+    let f = File::open(path).at(path)?;
+    let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Sequential);
+    Ok(f)
+}
+
 /// Tell a zip file from a (possibly compressed) tar by its first bytes.
 pub fn detect_kind(path: &Path) -> Result<ArchiveKind> {
     let mut head = [0u8; 4];
@@ -283,7 +291,7 @@ pub fn import_archive(
     match detect_kind(path)? {
         ArchiveKind::Zip => import_zip(w, path, opts, sink),
         ArchiveKind::Tar => {
-            let f = File::open(path).at(path)?;
+            let f = open_sequential(path)?;
             import_tar(w, f, &path.display().to_string(), opts, sink)
         }
     }
