@@ -229,6 +229,11 @@ pub fn one_line(err: &anyhow::Error) -> String {
         if msg.contains(part) || msg.contains(gist) {
             continue;
         }
+        // `cannot open /a` + `/a: no such archive` → `cannot open /a: no such archive`.
+        let part = match part.split_once(": ") {
+            Some((head, rest)) if !msg.is_empty() && msg.ends_with(head) => rest,
+            _ => part,
+        };
         if !msg.is_empty() {
             msg.push_str(": ");
         }
@@ -424,6 +429,15 @@ mod tests {
         assert_eq!(
             one_line(&e),
             "cannot extract: /x/f: No space left on device (os error 28)"
+        );
+        let e = anyhow::Error::new(crate::Error::ArchiveNotFound {
+            path: "/x/a.barecat".into(),
+        })
+        .context("cannot open /x/a.barecat");
+        assert_eq!(
+            one_line(&e),
+            "cannot open /x/a.barecat: no such archive",
+            "the path is not repeated"
         );
         let e = anyhow::anyhow!("outer").context("ctx\nwith newline");
         assert_eq!(one_line(&e), "ctx with newline: outer");
