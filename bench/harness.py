@@ -175,7 +175,7 @@ def report(res, reference, targets=(), extra=""):
              "| command | median s | min s | max s | ratio | peak RSS MB |",
              "|---|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['label']} | {r['median_s']:.3f} | {r['min_s']:.3f} | "
+        lines.append(f"| {r['label'].replace('|', chr(92) + '|')} | {r['median_s']:.3f} | {r['min_s']:.3f} | "
                      f"{r['max_s']:.3f} | {r['median_s'] / ref:.2f} | {r['peak_rss_mb']:.1f} |")
     verdicts = []
     if targets:

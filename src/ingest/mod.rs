@@ -254,11 +254,12 @@ pub enum ArchiveKind {
 }
 
 /// Open a file that is read once from start to end (a tar): the kernel is told to
-/// read ahead generously.
-pub fn open_sequential(path: &Path) -> Result<File> {
+/// read ahead generously, and small reads (a tar's 512-byte headers) go through a
+/// small buffer, while reads of member data larger than it go straight to the file.
+pub fn open_sequential(path: &Path) -> Result<std::io::BufReader<File>> {
     let f = File::open(path).at(path)?;
     let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Sequential);
-    Ok(f)
+    Ok(std::io::BufReader::with_capacity(8 << 10, f))
 }
 
 /// Tell a zip file from a (possibly compressed) tar by its first bytes.
