@@ -96,7 +96,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (Box::new(io::stdin()), None)
     } else {
         let f = crate::ingest::open_sequential(&args.input)?;
-        let len = f.get_ref().metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        let len = f
+            .get_ref()
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
         (Box::new(f), len)
     };
     let name = if stdin {
