@@ -168,10 +168,7 @@ impl ShardSet {
             match s.file.read_at(&mut buf[done..], start + done as u64) {
                 Ok(0) => {
                     let len = s.file.metadata().map(|m| m.len()).unwrap_or(0);
-                    return Err(Self::bad_extent(
-                        fi,
-                        format!("extends past the end of {} ({len} bytes)", s.path.display()),
-                    ));
+                    return Err(Self::past_end(fi, &s.path, len));
                 }
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -208,10 +205,7 @@ impl ShardSet {
             match rustix::io::pread(&s.file, rustix::buffer::spare_capacity(&mut buf), at) {
                 Ok(0) => {
                     let len = s.file.metadata().map(|m| m.len()).unwrap_or(0);
-                    return Err(Self::bad_extent(
-                        fi,
-                        format!("extends past the end of {} ({len} bytes)", s.path.display()),
-                    ));
+                    return Err(Self::past_end(fi, &s.path, len));
                 }
                 Ok(_) => {}
                 Err(rustix::io::Errno::INTR) => {}
@@ -222,17 +216,19 @@ impl ShardSet {
         Ok(buf)
     }
 
+    /// `fi` reaches past the end of its shard `path` of `len` bytes.
+    fn past_end(fi: &FileInfo, path: &Path, len: u64) -> Error {
+        Self::bad_extent(
+            fi,
+            format!("extends past the end of {} ({len} bytes)", path.display()),
+        )
+    }
+
     /// Error unless `fi`'s extent lies inside its shard as the shard is now.
     pub fn check_extent(&self, fi: &FileInfo) -> Result<()> {
         let len = self.len(fi.shard)?;
         if fi.end() > len {
-            return Err(Self::bad_extent(
-                fi,
-                format!(
-                    "extends past the end of {} ({len} bytes)",
-                    self.path(fi.shard).display()
-                ),
-            ));
+            return Err(Self::past_end(fi, &self.path(fi.shard), len));
         }
         Ok(())
     }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use barecat::{Archive, Layout, Order};
+use barecat::{Archive, Layout};
 use common::*;
 use maint_util::*;
 
@@ -28,17 +28,6 @@ fn holey(dir: &Path, name: &str, n: usize, max: usize, limit: u64) -> PathBuf {
     }
     w.finish().unwrap();
     p
-}
-
-/// (path, shard, offset, size) by address.
-fn placement(p: &Path) -> Vec<(String, u64, u64, u64)> {
-    let a = Archive::open(p).unwrap();
-    a.files(Order::Address, "")
-        .map(|f| {
-            let f = f.unwrap();
-            (f.path, f.shard, f.offset, f.size)
-        })
-        .collect()
 }
 
 fn copy_archive(from: &Path, to: &Path) {

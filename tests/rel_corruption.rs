@@ -33,17 +33,6 @@ impl Rng {
     }
 }
 
-/// (path, shard, offset, size) of every file, by address.
-fn extents(p: &Path) -> Vec<(String, u64, u64, u64)> {
-    let a = Archive::open(p).unwrap();
-    a.files(Order::Address, "")
-        .map(|f| {
-            let f = f.unwrap();
-            (f.path, f.shard, f.offset, f.size)
-        })
-        .collect()
-}
-
 /// Every stderr line is a one-line message from the program (`barecat-x: ...`), and
 /// nothing panicked.
 fn assert_clean_stderr(what: &str, o: &Output) {
@@ -93,7 +82,7 @@ fn random_bit_flips_in_shards_are_all_detected() {
     tail.extend_from_slice(&pseudo_random(9, 300));
     fs::write(&last, tail).unwrap();
 
-    let rows = extents(&p);
+    let rows = placement(&p);
     assert!(rows.len() > 280);
     let shards: Vec<Vec<u8>> = (0..nshards)
         .map(|s| fs::read(layout.shard_path(s)).unwrap())
@@ -257,7 +246,7 @@ fn fixture() -> Fixture {
     w.add_dir("empty", meta()).unwrap();
     w.finish().unwrap();
     assert!(shard_count(&p) >= 3);
-    let in1: Vec<_> = extents(&p)
+    let in1: Vec<_> = placement(&p)
         .into_iter()
         .filter(|r| r.1 == 1 && r.3 > 100)
         .collect();

@@ -510,17 +510,7 @@ impl Scenario for Merge {
 fn merge_crashing_while_installing_its_output_is_repaired_by_a_rerun() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
-    let files = make_tree(&d.join("src"), "tree", 120, 300_000, 9);
-    fs::remove_dir_all(d.join("src")).unwrap();
-    let mut all = Files::new();
-    let mut inputs = Vec::new();
-    for (i, part) in parts(&files, 2).iter().enumerate() {
-        let p = d.join(format!("in{i}.barecat"));
-        all.extend(holey_input(&p, part));
-        inputs.push(p);
-    }
-    let old = parts(&all, 2).remove(0);
-    let sc = Merge::new("barecat-merge", d, inputs, all, &old);
+    let sc = merge_of_barecat_inputs(d, 120, 2, 9);
     let mut py = PyVerifier::start();
     for mode in [Out::New, Out::Force] {
         let mut crashes = 0;
@@ -593,21 +583,27 @@ fn holey_input(path: &Path, files: &Files) -> Files {
     kept
 }
 
+/// A merge of `inputs` barecat archives with holes, made from a tree of `files`
+/// files (seed `seed`) in `d`; the old output holds half of their files.
+fn merge_of_barecat_inputs(d: PathBuf, files: usize, inputs: usize, seed: u64) -> Merge {
+    let tree = make_tree(&d.join("src"), "tree", files, 300_000, seed);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let mut all = Files::new();
+    let mut paths = Vec::new();
+    for (i, part) in parts(&tree, inputs).iter().enumerate() {
+        let p = d.join(format!("in{i}.barecat"));
+        all.extend(holey_input(&p, part));
+        paths.push(p);
+    }
+    let old = parts(&all, 2).remove(0);
+    Merge::new("barecat-merge", d, paths, all, &old)
+}
+
 #[test]
 fn merge_killed_at_random_instants_leaves_old_or_no_output() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
-    let files = make_tree(&d.join("src"), "tree", 480, 300_000, 6);
-    fs::remove_dir_all(d.join("src")).unwrap();
-    let mut all = Files::new();
-    let mut inputs = Vec::new();
-    for (i, part) in parts(&files, 3).iter().enumerate() {
-        let p = d.join(format!("in{i}.barecat"));
-        all.extend(holey_input(&p, part));
-        inputs.push(p);
-    }
-    let old = parts(&all, 2).remove(0);
-    let mut sc = Merge::new("barecat-merge", d, inputs, all, &old);
+    let mut sc = merge_of_barecat_inputs(d, 480, 3, 6);
     kill_trials(&mut sc, config());
 }
 

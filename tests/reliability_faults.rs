@@ -225,6 +225,17 @@ struct MergeSetup {
     reference_append: Snapshot,
 }
 
+impl MergeSetup {
+    /// What a finished merge in `mode` (`-a`, `-f` or none) holds.
+    fn reference(&self, mode: &str) -> &Snapshot {
+        if mode == "-a" {
+            &self.reference_append
+        } else {
+            &self.reference_new
+        }
+    }
+}
+
 fn merge_setup(env: &Env) -> MergeSetup {
     let mut part0 = Files::new();
     let mut part1 = Files::new();
@@ -307,11 +318,7 @@ fn merge_on_a_full_disk_leaves_the_old_output_or_none() {
         let e = sb.run("barecat-merge", merge_argv(&m, &out, mode));
         assert!(e.status.success(), "{ctx}: {}", e.stderr);
         sb.copy_out(&out, &copy);
-        let want = if mode == "-a" {
-            &m.reference_append
-        } else {
-            &m.reference_new
-        };
+        let want = m.reference(mode);
         env.check_complete(&copy, want, &ctx);
     }
 }
@@ -506,11 +513,7 @@ fn merge_hitting_the_file_size_limit_leaves_the_old_output_or_none() {
             &Stdin::Null,
         );
         assert!(e.status.success(), "{ctx}: {}", e.stderr);
-        let want = if mode == "-a" {
-            &m.reference_append
-        } else {
-            &m.reference_new
-        };
+        let want = m.reference(mode);
         env.check_complete(&out, want, &ctx);
     }
 }

@@ -28,16 +28,19 @@ use crate::maint::inputs::{
     check_not_output, classify, install, open_barecat, plan_duplicates, remove_stale_temps,
     temp_name, InputKind,
 };
+use crate::maint::span::{Span, SpanLimits};
 use crate::progress::Progress;
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
 /// Files are read from an input in runs of at most this many bytes…
 const RUN_BYTES: u64 = 8 << 20;
-/// …through holes of at most this size (holes are read, never written).
-const RUN_MAX_HOLE: u64 = 64 << 10;
-/// Most files in one run: empty and tiny files add no bytes to it, and a run of a
-/// million of them would hold a million rows in memory.
-const RUN_FILES: usize = 4096;
+/// …through holes of at most 64 KiB (holes are read, never written), of at most 4096
+/// files.
+const RUN: SpanLimits = SpanLimits {
+    files: 4096,
+    hole: 64 << 10,
+    bytes: RUN_BYTES,
+};
 
 /// What to do with an output that exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -382,16 +385,12 @@ impl Dups<'_> {
 #[derive(Default)]
 struct Run {
     files: Vec<FileInfo>,
-    shard: u64,
-    start: u64,
-    end: u64,
+    span: Span,
 }
 
 impl Run {
     fn start(&mut self, fi: FileInfo) {
-        self.shard = fi.shard;
-        self.start = fi.offset;
-        self.end = fi.end();
+        self.span = Span::of(&fi);
         self.files.push(fi);
     }
 
@@ -400,13 +399,8 @@ impl Run {
             self.start(fi.clone());
             return true;
         }
-        let fits = fi.shard == self.shard
-            && self.files.len() < RUN_FILES
-            && fi.offset >= self.start
-            && fi.offset <= self.end.saturating_add(RUN_MAX_HOLE)
-            && fi.end().max(self.end) - self.start <= RUN_BYTES;
+        let fits = self.span.add(fi, &RUN);
         if fits {
-            self.end = self.end.max(fi.end());
             self.files.push(fi.clone());
         }
         fits
@@ -425,7 +419,10 @@ impl Run {
         if files.is_empty() {
             return Ok(());
         }
-        let span = self.end - self.start;
+        let Span {
+            shard, start, end, ..
+        } = self.span;
+        let span = self.span.bytes();
         if span > RUN_BYTES {
             // A single large file: stream it.
             for fi in &files {
@@ -436,16 +433,16 @@ impl Run {
         }
         buf.resize(span as usize, 0);
         let first = FileInfo {
-            offset: self.start,
+            offset: start,
             size: span,
             ..files[0].clone()
         };
         src.shards().read_into(&first, 0, buf)?;
         // Files are read in address order: let the kernel read what comes next while
         // this run is checked, written and synced.
-        src.shards().will_need(self.shard, self.end, 2 * RUN_BYTES);
+        src.shards().will_need(shard, end, 2 * RUN_BYTES);
         for fi in &files {
-            let at = (fi.offset - self.start) as usize;
+            let at = (fi.offset - start) as usize;
             let data = &buf[at..at + fi.size as usize];
             let actual = crc::crc32c(data);
             if let Some(expected) = fi.crc32c {
@@ -515,12 +512,12 @@ mod tests {
                 meta: Default::default(),
             };
             if !run.extend(&fi) {
-                assert!(run.files.len() <= RUN_FILES);
+                assert!(run.files.len() <= RUN.files);
                 runs += 1;
                 run = Run::default();
                 run.start(fi);
             }
         }
-        assert_eq!(runs, 10_000 / RUN_FILES);
+        assert_eq!(runs, 10_000 / RUN.files);
     }
 }

@@ -17,3 +17,4 @@ pub mod verify;
 
 mod copy;
 mod fds;
+mod span;

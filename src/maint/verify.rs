@@ -26,17 +26,21 @@ use crate::index::{self, Index, DIR_COLS, FILE_COLS};
 use crate::layout::Layout;
 use crate::maint::copy::read_exact_at;
 use crate::maint::space::{ShardSpace, SpaceScanner, SpaceSummary};
+use crate::maint::span::{Span, SpanLimits};
 use crate::path as mpath;
 use crate::progress::Progress;
 
 /// Files are handed to the workers in groups spanning at most this many bytes.
 pub const READ_CHUNK: u64 = 8 << 20;
-/// Most files in one checksum job: empty and tiny files add no bytes to a job,
-/// and a job of a million of them would hold a million rows in memory.
-const JOB_FILES: usize = 4096;
 /// A hole of at most this size between two files is read through rather than
 /// starting a new read.
 pub const MAX_HOLE_READ: u64 = 1 << 20;
+/// What one checksum job may span (at most 4096 files: see [`SpanLimits::files`]).
+const JOB: SpanLimits = SpanLimits {
+    files: 4096,
+    hole: MAX_HOLE_READ,
+    bytes: READ_CHUNK,
+};
 /// Each read brings in this much: small enough for the bytes to be checksummed while
 /// still in the CPU cache.
 const PIECE: usize = 256 << 10;
@@ -595,9 +599,7 @@ struct Scan {
 
 /// Files whose bytes one worker reads at once: a contiguous range of a shard.
 struct Job {
-    shard: u64,
-    start: u64,
-    end: u64,
+    span: Span,
     files: Vec<JobFile>,
 }
 
@@ -626,13 +628,7 @@ impl Planner<'_> {
             crc,
         };
         if let Some(job) = &mut self.job {
-            let fits = job.shard == fi.shard
-                && job.files.len() < JOB_FILES
-                && fi.offset >= job.start
-                && fi.offset <= job.end.saturating_add(MAX_HOLE_READ)
-                && fi.end().max(job.end) - job.start <= READ_CHUNK;
-            if fits {
-                job.end = job.end.max(fi.end());
+            if job.span.add(fi, &JOB) {
                 job.files.push(file);
                 return;
             }
@@ -640,9 +636,7 @@ impl Planner<'_> {
             let _ = tx.send(done);
         }
         self.job = Some(Job {
-            shard: fi.shard,
-            start: fi.offset,
-            end: fi.end(),
+            span: Span::of(fi),
             files: vec![file],
         });
     }
@@ -711,15 +705,15 @@ impl Checker<'_> {
     /// each piece to the checksums of the files it holds.
     fn run(&self, job: Job, buf: &mut Vec<u8>, cache: &mut Option<(u64, File)>) {
         let total: u64 = job.files.iter().map(|f| f.size).sum();
-        let Some(ds) = self.disk.get(&job.shard) else {
+        let Some(ds) = self.disk.get(&job.span.shard) else {
             return;
         };
-        let file = match self.open(job.shard, cache) {
+        let file = match self.open(job.span.shard, cache) {
             Ok(f) => f,
             Err(e) => {
                 for jf in &job.files {
                     let msg = format!("{}: cannot open {}: {e}", jf.path, ds.path.display());
-                    self.report(job.shard, jf, Kind::ReadError, msg);
+                    self.report(job.span.shard, jf, Kind::ReadError, msg);
                 }
                 return;
             }
@@ -728,10 +722,10 @@ impl Checker<'_> {
         let mut crcs = vec![Crc32c::new(); n];
         let mut failed: Option<(u64, String)> = None;
         let mut lo = 0; // files before this one are complete
-        let mut pos = job.start;
+        let mut pos = job.span.start;
         buf.resize(PIECE, 0);
-        while pos < job.end {
-            let len = (job.end - pos).min(PIECE as u64) as usize;
+        while pos < job.span.end {
+            let len = (job.span.end - pos).min(PIECE as u64) as usize;
             let piece = &mut buf[..len];
             if let Err(e) = read_exact_at(file, &ds.path, piece, pos) {
                 failed = Some((pos, one_line(&e.to_string())));
@@ -756,9 +750,9 @@ impl Checker<'_> {
             match &failed {
                 Some((at, e)) if jf.offset + jf.size > *at => {
                     let msg = format!("{}: cannot read: {e}", jf.path);
-                    self.report(job.shard, jf, Kind::ReadError, msg);
+                    self.report(job.span.shard, jf, Kind::ReadError, msg);
                 }
-                _ => self.compare(job.shard, jf, c.value()),
+                _ => self.compare(job.span.shard, jf, c.value()),
             }
         }
         self.files.fetch_add(n as u64, Ordering::Relaxed);
@@ -1241,6 +1235,6 @@ mod tests {
         drop(tx);
         let sizes: Vec<usize> = rx.iter().map(|j| j.files.len()).collect();
         assert_eq!(sizes.iter().sum::<usize>(), 10_000);
-        assert!(sizes.iter().all(|&n| n <= JOB_FILES), "{sizes:?}");
+        assert!(sizes.iter().all(|&n| n <= JOB.files), "{sizes:?}");
     }
 }

@@ -188,3 +188,14 @@ pub fn names(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// (path, shard, offset, size) of every file, by address.
+pub fn placement(p: &Path) -> Vec<(String, u64, u64, u64)> {
+    let a = Archive::open(p).unwrap();
+    a.files(Order::Address, "")
+        .map(|f| {
+            let f = f.unwrap();
+            (f.path, f.shard, f.offset, f.size)
+        })
+        .collect()
+}
