@@ -26,6 +26,7 @@
 pub mod archive;
 pub mod cli;
 pub mod crc;
+mod direct;
 pub mod entry;
 pub mod error;
 pub mod export;

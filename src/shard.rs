@@ -16,6 +16,7 @@ use std::sync::{Arc, RwLock};
 
 use memmap2::Mmap;
 
+use crate::direct::DirectStage;
 use crate::entry::FileInfo;
 use crate::error::{Error, IoContext, Result};
 use crate::layout::Layout;
@@ -409,6 +410,11 @@ pub struct ShardAppender {
     dirty: bool,
     /// A shard file was created since the last sync: its directory entry must be synced.
     dir_dirty: bool,
+    /// Write whole blocks past the page cache where the file system allows it.
+    want_direct: bool,
+    /// The direct-I/O stage of the current shard; when set, every appended byte
+    /// goes through it and `buf`/`pending` stay empty.
+    direct: Option<DirectStage>,
 }
 
 impl ShardAppender {
@@ -452,7 +458,27 @@ impl ShardAppender {
             writeback_from: pos,
             dirty: false,
             dir_dirty: created,
+            want_direct: false,
+            direct: None,
         })
+    }
+
+    /// Append with direct I/O ([`crate::direct`]) where the file system does it:
+    /// large appends then cost no copy into the page cache. Off by default.
+    pub fn set_direct_io(&mut self, on: bool) -> Result<()> {
+        self.flush()?;
+        self.want_direct = on;
+        self.direct = if on {
+            DirectStage::open(&self.path, self.pos)
+        } else {
+            None
+        };
+        Ok(())
+    }
+
+    /// Whether appends currently bypass the page cache.
+    pub fn is_direct(&self) -> bool {
+        self.direct.as_ref().is_some_and(|d| d.is_direct())
     }
 
     pub fn limit(&self) -> u64 {
@@ -488,6 +514,11 @@ impl ShardAppender {
             .create_new(true)
             .open(&path)
             .at(&path)?;
+        self.direct = if self.want_direct {
+            DirectStage::open(&path, 0)
+        } else {
+            None
+        };
         self.number = number;
         self.file = file;
         self.path = path;
@@ -503,6 +534,11 @@ impl ShardAppender {
             return Ok(());
         }
         self.dirty = true;
+        if let Some(d) = &mut self.direct {
+            d.push(&self.file, data).at(&self.path)?;
+            self.pos += data.len() as u64;
+            return Ok(());
+        }
         if self.pending_len + data.len() > BUF_CAPACITY || self.pending.len() >= MAX_SEGMENTS {
             self.flush()?;
         }
@@ -529,6 +565,9 @@ impl ShardAppender {
     /// Append a buffer without copying it: it is written (gathered with its
     /// neighbours by `pwritev`) at the next flush, then freed.
     pub fn write_owned(&mut self, data: Vec<u8>) -> Result<()> {
+        if self.direct.is_some() {
+            return self.write(&data);
+        }
         if data.is_empty() {
             return Ok(());
         }
@@ -547,6 +586,9 @@ impl ShardAppender {
 
     /// Hand buffered bytes to the kernel.
     pub fn flush(&mut self) -> Result<()> {
+        if let Some(d) = &mut self.direct {
+            return d.spill(&self.file, true).at(&self.path);
+        }
         if !self.pending.is_empty() {
             let start = self.pos - self.pending_len as u64;
             let r = {
@@ -583,8 +625,7 @@ impl ShardAppender {
         self.flush()?;
         if offset < self.pos {
             self.file.set_len(offset).at(&self.path)?;
-            self.pos = offset;
-            self.writeback_from = self.writeback_from.min(offset);
+            self.cut_at(offset);
         }
         Ok(())
     }
@@ -602,9 +643,17 @@ impl ShardAppender {
         if !truncate_unless_mapped(&self.file, &self.path, offset)? {
             return Ok(false);
         }
+        self.cut_at(offset);
+        Ok(true)
+    }
+
+    /// Go on appending at `offset`, after the file was cut there.
+    fn cut_at(&mut self, offset: u64) {
         self.pos = offset;
         self.writeback_from = self.writeback_from.min(offset);
-        Ok(true)
+        if let Some(d) = &mut self.direct {
+            d.reset(offset);
+        }
     }
 
     /// Make every byte written so far durable: flush, `fdatasync`, and `fsync` the

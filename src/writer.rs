@@ -67,6 +67,10 @@ pub struct WriterOptions {
     pub commit_interval: Duration,
     /// Commit at least every this many bytes added.
     pub commit_bytes: u64,
+    /// Append to shards with direct I/O (whole blocks past the page cache) where the
+    /// file system does it. Default: on, unless the environment variable
+    /// `BARECAT_DIRECT_IO` is `0`.
+    pub direct_io: bool,
 }
 
 impl Default for WriterOptions {
@@ -77,8 +81,15 @@ impl Default for WriterOptions {
             allow_symlinked_shards: false,
             commit_interval: Duration::from_secs(3),
             commit_bytes: 256 << 20,
+            direct_io: std::env::var_os("BARECAT_DIRECT_IO").is_none_or(|v| v != "0"),
         }
     }
+}
+
+fn open_shards(layout: &Layout, limit: u64, opts: &WriterOptions) -> Result<ShardAppender> {
+    let mut shards = ShardAppender::open(layout, limit, opts.allow_symlinked_shards)?;
+    shards.set_direct_io(opts.direct_io)?;
+    Ok(shards)
 }
 
 impl WriterOptions {
@@ -252,7 +263,7 @@ impl ArchiveWriter {
                 }
                 _ => stored,
             };
-            let shards = ShardAppender::open(&layout, limit, opts.allow_symlinked_shards)?;
+            let shards = open_shards(&layout, limit, &opts)?;
             Ok((index, lock, shards))
         })();
         let (index, lock, shards) = match opened {
@@ -909,11 +920,7 @@ impl ArchiveWriter {
         if removed > 0 {
             shard::sync_dir(&last)?;
         }
-        self.shards = ShardAppender::open(
-            &self.layout,
-            self.shards.limit(),
-            self.opts.allow_symlinked_shards,
-        )?;
+        self.shards = open_shards(&self.layout, self.shards.limit(), &self.opts)?;
         Ok(removed)
     }
 

@@ -98,6 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let f = crate::ingest::open_sequential(&args.input)?;
         let len = f
             .get_ref()
+            .file()
             .metadata()
             .ok()
             .filter(|m| m.is_file())

@@ -213,6 +213,7 @@ pub fn merge(
         remove_stale_temps(output, "merging")?;
         Layout::remove(t)?;
     }
+    let defaults = WriterOptions::default();
     let wopts = WriterOptions {
         mode: if append {
             CreateMode::Append
@@ -225,13 +226,14 @@ pub fn merge(
         commit_interval: if append {
             Duration::MAX
         } else {
-            WriterOptions::default().commit_interval
+            defaults.commit_interval
         },
         commit_bytes: if append {
             u64::MAX
         } else {
-            WriterOptions::default().commit_bytes
+            defaults.commit_bytes
         },
+        ..defaults
     };
     let mut report = MergeReport {
         inputs: inputs.len(),

@@ -1,0 +1,303 @@
+//! Appending to a shard with direct I/O (`O_DIRECT`), past the page cache.
+//!
+//! Writing gigabytes through the page cache costs a copy into freshly allocated
+//! cache pages for every byte, and the kernel's writeback of them later; on a busy or
+//! virtualised machine that copy is the most expensive part of a conversion (a 5 GB
+//! `dd` into a file: 18 s of system time buffered, 1.3 s direct). [`DirectStage`]
+//! gathers the appended bytes in an aligned buffer and writes whole aligned blocks
+//! with `O_DIRECT` from it, straight to the device.
+//!
+//! Only blocks that lie wholly past the end of what the file held before are written
+//! directly. The partial block at the end of the file (left by the previous writer, or
+//! by the last [`DirectStage::spill`] with `all`) is completed with an ordinary
+//! buffered write, as is the partial block at the end when everything must reach the
+//! file. So a direct write never covers a page that is in the page cache (or mapped by
+//! a reader), and the file never holds bytes past the logical end: the shard looks
+//! exactly as if it had been written with `write`.
+//!
+//! Direct I/O is used only where the file system reports its alignment
+//! (`statx(STATX_DIOALIGN)`, Linux 6.1 and later); if a direct write is refused
+//! (`EINVAL`), that write and all later ones go through the page cache.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+
+/// Bytes gathered before a direct write.
+const STAGE: usize = 8 << 20;
+/// Largest alignment we accept from `statx`.
+const MAX_ALIGN: usize = 1 << 20;
+
+/// The direct-I/O side of an appending shard writer.
+pub(crate) struct DirectStage {
+    /// The shard opened with `O_DIRECT`; `None` after a direct write was refused.
+    file: Option<File>,
+    align: usize,
+    /// `STAGE + align` bytes; the stage is `mem[at..at + STAGE]`, aligned.
+    mem: Vec<u8>,
+    at: usize,
+    /// File offset of the stage's first byte, a multiple of `align`.
+    base: u64,
+    /// `stage[..done]` is already in the file.
+    done: usize,
+    /// `stage[..len]` are the shard's bytes from `base` on.
+    len: usize,
+}
+
+impl DirectStage {
+    /// A stage for appending to `path` (already open as `normal`) at `pos`, or `None`
+    /// when the file system does not do direct I/O.
+    pub(crate) fn open(path: &Path, pos: u64) -> Option<DirectStage> {
+        let file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+            .open(path)
+            .ok()?;
+        let align = alignment(&file)?;
+        Some(DirectStage::new(Some(file), align, pos))
+    }
+
+    /// A stage that writes whole blocks through `file` (buffered when `None`).
+    fn new(file: Option<File>, align: usize, pos: u64) -> DirectStage {
+        let mut mem = vec![0u8; STAGE + align];
+        let at = mem.as_mut_ptr().align_offset(align);
+        let base = pos - pos % align as u64;
+        let done = (pos - base) as usize;
+        DirectStage {
+            file,
+            align,
+            mem,
+            at,
+            base,
+            done,
+            len: done,
+        }
+    }
+
+    /// Whether writes still go past the page cache.
+    pub(crate) fn is_direct(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Append `data`; `normal` is the shard opened without `O_DIRECT`.
+    pub(crate) fn push(&mut self, normal: &File, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            let n = (STAGE - self.len).min(data.len());
+            let (at, len) = (self.at, self.len);
+            self.mem[at + len..at + len + n].copy_from_slice(&data[..n]);
+            self.len += n;
+            data = &data[n..];
+            if self.len == STAGE {
+                self.spill(normal, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the gathered bytes: the whole blocks, and with `all` also the partial
+    /// block at the end, so that the file holds every byte appended.
+    pub(crate) fn spill(&mut self, normal: &File, all: bool) -> io::Result<()> {
+        let a = self.align;
+        let head_end = self.done.next_multiple_of(a).min(self.len);
+        if self.done < head_end {
+            self.write_buffered(normal, self.done, head_end)?;
+        }
+        let full_end = self.len - self.len % a;
+        if full_end > self.done {
+            self.write_direct(normal, self.done, full_end)?;
+        }
+        if all && self.done < self.len {
+            self.write_buffered(normal, self.done, self.len)?;
+        }
+        // Keep only the partial block at the end (written or not).
+        let keep = self.done - self.done % a;
+        if keep > 0 {
+            let (at, len) = (self.at, self.len);
+            self.mem.copy_within(at + keep..at + len, at);
+            self.base += keep as u64;
+            self.done -= keep;
+            self.len -= keep;
+        }
+        Ok(())
+    }
+
+    /// Forget everything and go on appending at `pos` (after the file was cut there).
+    pub(crate) fn reset(&mut self, pos: u64) {
+        self.base = pos - pos % self.align as u64;
+        self.done = (pos - self.base) as usize;
+        self.len = self.done;
+    }
+
+    fn write_buffered(&mut self, normal: &File, from: usize, to: usize) -> io::Result<()> {
+        let at = self.at;
+        normal.write_all_at(&self.mem[at + from..at + to], self.base + from as u64)?;
+        self.done = to;
+        Ok(())
+    }
+
+    /// Write `stage[from..to]` (whole aligned blocks) directly.
+    fn write_direct(&mut self, normal: &File, from: usize, to: usize) -> io::Result<()> {
+        let mut from = from;
+        while from < to {
+            let Some(file) = &self.file else { break };
+            let at = self.at;
+            match file.write_at(&self.mem[at + from..at + to], self.base + from as u64) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                // A short write that ends inside a block: the rest goes buffered.
+                Ok(n) if n % self.align != 0 => {
+                    from += n;
+                    self.done = from;
+                    break;
+                }
+                Ok(n) => {
+                    from += n;
+                    self.done = from;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.file = None,
+                Err(e) => return Err(e),
+            }
+        }
+        if from < to {
+            self.write_buffered(normal, from, to)?;
+        }
+        Ok(())
+    }
+}
+
+/// The alignment direct I/O on `file` needs (memory and file offsets), if the
+/// file system tells and it is sane.
+fn alignment(file: &File) -> Option<usize> {
+    use rustix::fs::{statx, AtFlags, StatxFlags};
+    let st = statx(file, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN).ok()?;
+    if st.stx_mask & StatxFlags::DIOALIGN.bits() == 0 {
+        return None;
+    }
+    let (mem, off) = (
+        st.stx_dio_mem_align as usize,
+        st.stx_dio_offset_align as usize,
+    );
+    if mem == 0 || off == 0 || !mem.is_power_of_two() || !off.is_power_of_two() {
+        return None;
+    }
+    let align = mem.max(off).max(4096);
+    (align <= MAX_ALIGN).then_some(align)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stages over a file holding `initial`: one writing directly where the file
+    /// system allows it, one with the same logic through the page cache.
+    fn stages(dir: &Path, initial: &[u8]) -> Vec<(File, DirectStage)> {
+        let mut out = Vec::new();
+        for direct in [true, false] {
+            let path = dir.join(format!("s{}", out.len()));
+            std::fs::write(&path, initial).unwrap();
+            let normal = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .unwrap();
+            let pos = initial.len() as u64;
+            let stage = if direct {
+                match DirectStage::open(&path, pos) {
+                    Some(s) => s,
+                    None => {
+                        eprintln!("{}: no direct I/O on this file system", path.display());
+                        continue;
+                    }
+                }
+            } else {
+                DirectStage::new(None, 4096, pos)
+            };
+            out.push((normal, stage));
+        }
+        out
+    }
+
+    /// On a disk file system, not the tmpfs that /tmp may be.
+    fn disk_dir() -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(".direct-test")
+            .tempdir_in(env!("CARGO_MANIFEST_DIR"))
+            .unwrap()
+    }
+
+    fn pattern(n: usize, seed: u8) -> Vec<u8> {
+        (0..n).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect()
+    }
+
+    #[test]
+    fn appends_land_exactly_with_unaligned_starts_and_spills() {
+        let dir = disk_dir();
+        for initial_len in [0usize, 1, 4095, 4096, 4097, 10_000] {
+            let initial = pattern(initial_len, 7);
+            for (k, (normal, mut st)) in stages(dir.path(), &initial).into_iter().enumerate() {
+                let path = dir.path().join(format!("s{k}"));
+                let mut want = initial.clone();
+                // Pieces of all sizes, with spills of everything in between (commits),
+                // and enough bytes to fill the stage more than once.
+                let sizes = [1usize, 100, 4096, 5000, 3 << 20, 7 << 20, 13, 9 << 20, 4096];
+                for (i, size) in sizes.iter().enumerate() {
+                    let piece = pattern(*size, i as u8);
+                    st.push(&normal, &piece).unwrap();
+                    want.extend_from_slice(&piece);
+                    if i % 3 == 2 {
+                        st.spill(&normal, true).unwrap();
+                        assert!(std::fs::read(&path).unwrap() == want, "after piece {i}");
+                    }
+                }
+                st.spill(&normal, true).unwrap();
+                let got = std::fs::read(&path).unwrap();
+                assert_eq!(got.len(), want.len(), "initial length {initial_len}");
+                assert!(got == want, "content differs, initial length {initial_len}");
+            }
+        }
+    }
+
+    #[test]
+    fn direct_io_is_used_where_the_file_system_has_it() {
+        let dir = disk_dir();
+        let path = dir.path().join("s");
+        std::fs::write(&path, b"").unwrap();
+        let supported = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+            .ok()
+            .and_then(|f| alignment(&f))
+            .is_some();
+        let normal = OpenOptions::new().write(true).open(&path).unwrap();
+        let Some(mut st) = DirectStage::open(&path, 0) else {
+            assert!(!supported);
+            return;
+        };
+        st.push(&normal, &pattern(3 * STAGE + 5, 3)).unwrap();
+        st.spill(&normal, true).unwrap();
+        assert!(st.is_direct(), "a direct write was refused");
+        assert_eq!(std::fs::read(&path).unwrap(), pattern(3 * STAGE + 5, 3));
+    }
+
+    #[test]
+    fn reset_after_cutting_the_file() {
+        let dir = disk_dir();
+        for (k, (normal, mut st)) in stages(dir.path(), b"").into_iter().enumerate() {
+            st.push(&normal, &pattern(10_000, 1)).unwrap();
+            st.spill(&normal, true).unwrap();
+            normal.set_len(5_000).unwrap();
+            st.reset(5_000);
+            st.push(&normal, b"tail").unwrap();
+            st.spill(&normal, true).unwrap();
+            let mut want = pattern(10_000, 1);
+            want.truncate(5_000);
+            want.extend_from_slice(b"tail");
+            assert_eq!(
+                std::fs::read(dir.path().join(format!("s{k}"))).unwrap(),
+                want
+            );
+        }
+    }
+}
