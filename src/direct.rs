@@ -186,7 +186,7 @@ fn alignment(file: &File) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Stages over a file holding `initial`: one writing directly where the file
@@ -219,7 +219,7 @@ mod tests {
     }
 
     /// On a disk file system, not the tmpfs that /tmp may be.
-    fn disk_dir() -> tempfile::TempDir {
+    pub(crate) fn disk_dir() -> tempfile::TempDir {
         tempfile::Builder::new()
             .prefix(".direct-test")
             .tempdir_in(env!("CARGO_MANIFEST_DIR"))

@@ -715,60 +715,134 @@ mod tests {
         is_sync::<ShardSet>();
     }
 
+    /// Appenders to try every test with: through the page cache, and with direct
+    /// I/O (in a directory on disk, where the file system has it).
+    fn appenders(limit: u64) -> Vec<(tempfile::TempDir, Layout, ShardAppender)> {
+        let mut out = Vec::new();
+        for direct in [false, true] {
+            let dir = if direct {
+                crate::direct::tests::disk_dir()
+            } else {
+                tempfile::tempdir().unwrap()
+            };
+            let layout = Layout::current(dir.path().join("a"));
+            let mut w = ShardAppender::open(&layout, limit, false).unwrap();
+            w.set_direct_io(direct).unwrap();
+            if direct && !w.is_direct() {
+                eprintln!("no direct I/O in {}", dir.path().display());
+                continue;
+            }
+            out.push((dir, layout, w));
+        }
+        out
+    }
+
     #[test]
     fn rotation_and_oversize_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let layout = Layout::current(dir.path().join("a"));
-        let mut w = ShardAppender::open(&layout, 10, false).unwrap();
-        assert_eq!(w.place(5).unwrap(), (0, 0));
-        w.write(b"12345").unwrap();
-        assert_eq!(w.place(5).unwrap(), (0, 5)); // ends exactly at the limit
-        w.write(b"67890").unwrap();
-        assert_eq!(w.place(1).unwrap(), (1, 0));
-        w.write(b"x").unwrap();
-        assert_eq!(w.place(15).unwrap(), (2, 0)); // larger than the limit: own shard
-        w.write(&[7u8; 15]).unwrap();
-        assert_eq!(w.place(0).unwrap(), (2, 15));
-        assert_eq!(w.place(1).unwrap(), (3, 0));
-        w.sync().unwrap();
-        let lens: Vec<u64> = (0..4)
-            .map(|n| fs::metadata(layout.shard_path(n)).unwrap().len())
-            .collect();
-        assert_eq!(lens, vec![10, 1, 15, 0]);
+        for (_dir, layout, mut w) in appenders(10) {
+            assert_eq!(w.place(5).unwrap(), (0, 0));
+            w.write(b"12345").unwrap();
+            assert_eq!(w.place(5).unwrap(), (0, 5)); // ends exactly at the limit
+            w.write(b"67890").unwrap();
+            assert_eq!(w.place(1).unwrap(), (1, 0));
+            w.write(b"x").unwrap();
+            assert_eq!(w.place(15).unwrap(), (2, 0)); // larger than the limit: own shard
+            w.write(&[7u8; 15]).unwrap();
+            assert_eq!(w.place(0).unwrap(), (2, 15));
+            assert_eq!(w.place(1).unwrap(), (3, 0));
+            w.sync().unwrap();
+            let lens: Vec<u64> = (0..4)
+                .map(|n| fs::metadata(layout.shard_path(n)).unwrap().len())
+                .collect();
+            assert_eq!(lens, vec![10, 1, 15, 0]);
+            assert_eq!(fs::read(layout.shard_path(0)).unwrap(), b"1234567890");
+        }
+    }
+
+    #[test]
+    fn large_appends_rotate_and_read_back_in_both_modes() {
+        let piece = |i: usize| -> Vec<u8> {
+            (0..(3 << 20) + i * 777)
+                .map(|k| (k % 251) as u8 ^ i as u8)
+                .collect()
+        };
+        for (_dir, layout, mut w) in appenders(20 << 20) {
+            let mut want: Vec<Vec<u8>> = vec![Vec::new()];
+            for i in 0..16 {
+                let data = piece(i);
+                let (shard, _) = w.place(data.len() as u64).unwrap();
+                if shard as usize == want.len() {
+                    want.push(Vec::new());
+                }
+                if i % 2 == 0 {
+                    w.write(&data).unwrap();
+                } else {
+                    w.write_owned(data.clone()).unwrap();
+                }
+                want[shard as usize].extend_from_slice(&data);
+                if i % 5 == 4 {
+                    w.sync().unwrap(); // a commit in between
+                }
+            }
+            w.sync().unwrap();
+            assert!(want.len() > 2, "no rotation");
+            for (n, bytes) in want.iter().enumerate() {
+                assert!(
+                    fs::read(layout.shard_path(n as u64)).unwrap() == *bytes,
+                    "shard {n}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reopening_appends_after_an_unaligned_end() {
+        for (_dir, layout, mut w) in appenders(u64::MAX) {
+            let direct = w.is_direct();
+            w.write(&[1u8; 5000]).unwrap();
+            w.sync().unwrap();
+            drop(w);
+            let mut w = ShardAppender::open(&layout, u64::MAX, false).unwrap();
+            w.set_direct_io(direct).unwrap();
+            assert_eq!(w.position(), (0, 5000));
+            w.write(&vec![2u8; 9 << 20]).unwrap();
+            w.sync().unwrap();
+            let got = fs::read(layout.shard_path(0)).unwrap();
+            assert_eq!(got.len(), 5000 + (9 << 20));
+            assert!(got[..5000].iter().all(|&b| b == 1) && got[5000..].iter().all(|&b| b == 2));
+        }
     }
 
     #[test]
     fn owned_and_borrowed_writes_keep_their_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let layout = Layout::current(dir.path().join("a"));
-        let mut w = ShardAppender::open(&layout, u64::MAX, false).unwrap();
-        w.write(b"ab").unwrap();
-        w.write_owned(b"cd".to_vec()).unwrap();
-        w.write(b"e").unwrap();
-        w.write(b"f").unwrap();
-        w.write_owned(b"gh".to_vec()).unwrap();
-        w.write_owned(Vec::new()).unwrap();
-        let n = MAX_SEGMENTS + 10;
-        for i in 0..n {
-            w.write_owned(vec![i as u8]).unwrap();
+        for (_dir, layout, mut w) in appenders(u64::MAX) {
+            w.write(b"ab").unwrap();
+            w.write_owned(b"cd".to_vec()).unwrap();
+            w.write(b"e").unwrap();
+            w.write(b"f").unwrap();
+            w.write_owned(b"gh".to_vec()).unwrap();
+            w.write_owned(Vec::new()).unwrap();
+            let n = MAX_SEGMENTS + 10;
+            for i in 0..n {
+                w.write_owned(vec![i as u8]).unwrap();
+            }
+            assert_eq!(w.position(), (0, 8 + n as u64));
+            w.sync().unwrap();
+            let mut want = b"abcdefgh".to_vec();
+            want.extend((0..n).map(|i| i as u8));
+            assert_eq!(fs::read(layout.shard_path(0)).unwrap(), want);
         }
-        assert_eq!(w.position(), (0, 8 + n as u64));
-        w.sync().unwrap();
-        let mut want = b"abcdefgh".to_vec();
-        want.extend((0..n).map(|i| i as u8));
-        assert_eq!(fs::read(layout.shard_path(0)).unwrap(), want);
     }
 
     #[test]
     fn truncate_drops_unflushed_and_flushed_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let layout = Layout::current(dir.path().join("a"));
-        let mut w = ShardAppender::open(&layout, u64::MAX, false).unwrap();
-        w.write(b"keep").unwrap();
-        w.write(b"drop").unwrap();
-        w.truncate_to(4).unwrap();
-        w.write(b"!").unwrap();
-        w.sync().unwrap();
-        assert_eq!(fs::read(layout.shard_path(0)).unwrap(), b"keep!");
+        for (_dir, layout, mut w) in appenders(u64::MAX) {
+            w.write(b"keep").unwrap();
+            w.write(&vec![9u8; 10 << 20]).unwrap();
+            w.truncate_to(4).unwrap();
+            w.write(b"!").unwrap();
+            w.sync().unwrap();
+            assert_eq!(fs::read(layout.shard_path(0)).unwrap(), b"keep!");
+        }
     }
 }
