@@ -401,6 +401,29 @@ fn tar_streams_from_stdin() {
     check(&arch);
 }
 
+#[test]
+fn tar_from_stdin_that_is_a_file_is_read_from_its_current_offset() {
+    // `< x.tar` makes standard input a regular file, read ahead like a named file;
+    // a shell that already read part of it leaves its offset past the start.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let want = tar_tree(root, true);
+    sh(
+        root,
+        "tar -H pax -cf t.tar t && printf 'JUNK' > junk && cat junk t.tar > j.tar",
+    );
+    sh(
+        root,
+        &format!(
+            "{{ head -c 4 > /dev/null; {} -q - stdin.barecat; }} < j.tar",
+            from_tar().display()
+        ),
+    );
+    let arch = root.join("stdin.barecat");
+    assert_same(&contents(&arch), &want, "contents");
+    check(&arch);
+}
+
 /// GNU tar output of a few files, with the offsets where each member starts.
 fn damaged_fixture(root: &Path) -> (Vec<u8>, Vec<(String, u64, u64)>) {
     for i in 0..6u64 {

@@ -19,6 +19,13 @@ through many entries: the work went on, the failures were reported one line each
 the exit status is 1 at the end); 2 for a usage error (unknown option, missing argument, \
 invalid combination).";
 
+/// The environment paragraph every page carries.
+const ENVIRONMENT: &str = "BARECAT_DIRECT_IO=0 makes commands that write shards do so through \
+the page cache. By default they append whole blocks with direct I/O (O_DIRECT) where \
+the file system reports its alignment (statx STATX_DIOALIGN, Linux 6.1 and later): \
+large conversions then cost about one copy of the data instead of two, and do not \
+fill the page cache with bytes that were just written.";
+
 fn roff_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
@@ -34,7 +41,7 @@ fn roff_escape(text: &str) -> String {
 }
 
 /// Render one man page. The `after_help` text of the command (its examples) becomes
-/// an EXAMPLES section, followed by EXIT STATUS and SEE ALSO.
+/// an EXAMPLES section, followed by EXIT STATUS, ENVIRONMENT and SEE ALSO.
 pub fn man_page(cmd: clap::Command, see_also: &[String]) -> io::Result<Vec<u8>> {
     let mut cmd = cmd.disable_help_subcommand(true);
     cmd.build();
@@ -63,6 +70,8 @@ pub fn man_page(cmd: clap::Command, see_also: &[String]) -> io::Result<Vec<u8>> 
     }
     out.extend_from_slice(b".SH \"EXIT STATUS\"\n");
     out.extend_from_slice(roff_escape(EXIT_STATUS).as_bytes());
+    out.extend_from_slice(b".SH ENVIRONMENT\n");
+    out.extend_from_slice(roff_escape(ENVIRONMENT).as_bytes());
     if !see_also.is_empty() {
         out.extend_from_slice(b".SH \"SEE ALSO\"\n");
         let refs: Vec<String> = see_also

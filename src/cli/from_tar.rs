@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -89,11 +90,24 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// Standard input as a file of its own and the bytes left in it, when it is a
+/// regular file.
+fn stdin_file() -> Option<(File, u64)> {
+    let f = File::from(io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let meta = f.metadata().ok()?;
+    let pos = rustix::fs::seek(&f, rustix::fs::SeekFrom::Current(0)).ok()?;
+    meta.is_file().then(|| (f, meta.len().saturating_sub(pos)))
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-from-tar";
     let stdin = args.input.as_os_str() == "-";
     let (reader, total): (Box<dyn Read + Send>, Option<u64>) = if stdin {
-        (Box::new(io::stdin()), None)
+        match stdin_file() {
+            // `barecat-from-tar - out < x.tar`: read ahead as for a named file.
+            Some((f, left)) => (Box::new(crate::ingest::sequential(f)), Some(left)),
+            None => (Box::new(io::stdin()), None),
+        }
     } else {
         let f = crate::ingest::open_sequential(&args.input)?;
         let len = f

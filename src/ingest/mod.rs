@@ -258,15 +258,23 @@ pub enum ArchiveKind {
 /// small buffer, while reads of member data larger than it go straight to the file.
 pub fn open_sequential(path: &Path) -> Result<std::io::BufReader<ReadAhead>> {
     let f = File::open(path).at(path)?;
-    let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::Sequential);
-    Ok(std::io::BufReader::with_capacity(
+    Ok(sequential(f))
+}
+
+/// Read `file` from its current offset to the end, through an 8 KiB buffer (tar
+/// headers cost no system call each; larger reads go straight to the caller), with
+/// the kernel asked to load ahead ([`ReadAhead`]).
+pub fn sequential(file: File) -> std::io::BufReader<ReadAhead> {
+    let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::Sequential);
+    let pos = rustix::fs::seek(&file, rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
+    std::io::BufReader::with_capacity(
         8 << 10,
         ReadAhead {
-            file: f,
-            pos: 0,
-            asked: 0,
+            file,
+            pos,
+            asked: pos,
         },
-    ))
+    )
 }
 
 /// A file read from start to end that asks the kernel to load the next
