@@ -162,6 +162,16 @@ impl DirectStage {
         self.len = self.done;
     }
 
+    /// Wait for a background write without writing anything more, ignoring its
+    /// outcome: for bytes that are about to be cut off anyway (a rollback).
+    pub(crate) fn abandon(&mut self) {
+        if let Some(h) = self.in_flight.take() {
+            if let Ok(w) = h.join() {
+                self.spare = Some(w.mem);
+            }
+        }
+    }
+
     /// Hand `stage[done..full_end]` to a thread that writes it directly, and go on
     /// with the partial block after it in the other buffer.
     fn start_direct(&mut self, normal: &File, file: Arc<File>, full_end: usize) -> io::Result<()> {

@@ -476,6 +476,19 @@ impl ShardAppender {
         Ok(())
     }
 
+    /// Stop writing: wait for a direct write still running and forget the bytes not
+    /// yet written. For a writer whose unsynced bytes are being cut off (a rollback);
+    /// the appender must be reopened afterwards.
+    pub fn abandon(&mut self) {
+        if let Some(d) = &mut self.direct {
+            d.abandon();
+        }
+        self.direct = None;
+        self.buf.clear();
+        self.pending.clear();
+        self.pending_len = 0;
+    }
+
     /// Whether appends currently bypass the page cache.
     pub fn is_direct(&self) -> bool {
         self.direct.as_ref().is_some_and(|d| d.is_direct())

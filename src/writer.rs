@@ -892,6 +892,9 @@ impl ArchiveWriter {
     /// resuming and by `repair`.
     pub fn trim_garbage(&mut self) -> Result<u64> {
         self.commit()?;
+        // Nothing of ours may land in a shard after it was cut: a direct write of
+        // abandoned bytes may still be running (the appender is reopened below).
+        self.shards.abandon();
         let usage = self.index.shard_usage()?;
         let last_used = usage.last().map(|u| u.shard).unwrap_or(0);
         let logical_end = usage

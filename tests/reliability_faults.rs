@@ -781,6 +781,42 @@ fn merge_append_skips_tar_members_an_earlier_input_added() {
     assert!(snap.files.values().all(|(_, _, m)| *m == meta()));
 }
 
+#[test]
+fn rollback_leaves_no_bytes_behind_while_a_direct_write_is_running() {
+    // With direct I/O the appender writes each full 8 MiB buffer on a thread of its
+    // own; a rollback right after must not let that write land after the cut.
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.barecat");
+        let mut w = barecat::ArchiveWriter::open(
+            &p,
+            barecat::WriterOptions {
+                commit_interval: std::time::Duration::MAX,
+                commit_bytes: u64::MAX,
+                ..barecat::WriterOptions::default()
+            },
+        )
+        .unwrap();
+        w.add_file("kept", meta(), &[1u8; 5000], None).unwrap();
+        w.commit().unwrap();
+        for i in 0..5 {
+            w.add_file(&format!("gone/{i}"), meta(), &vec![2u8; 4 << 20], None)
+                .unwrap();
+        }
+        w.rollback().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let shard = dir.path().join("a.barecat-shard-00000");
+        assert_eq!(
+            std::fs::metadata(&shard).unwrap().len(),
+            5000,
+            "round {round}: bytes of the rolled-back files are left in the shard"
+        );
+        w.add_file("after", meta(), b"again", None).unwrap();
+        w.finish().unwrap();
+        assert_eq!(std::fs::read(&shard).unwrap().len(), 5005);
+    }
+}
+
 /// `ArchiveWriter::rollback` (the undo of a failed `merge -a`): the rows and bytes
 /// of the open batch go, the committed ones stay, and the writer goes on.
 #[test]
