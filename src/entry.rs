@@ -60,6 +60,19 @@ impl FileInfo {
     pub fn end(&self) -> u64 {
         self.offset + self.size
     }
+
+    /// An empty file row `e{i}` at offset 100 of shard 0 (for tests of grouping).
+    #[cfg(test)]
+    pub(crate) fn empty_for_test(i: u64) -> FileInfo {
+        FileInfo {
+            path: format!("e{i}"),
+            shard: 0,
+            offset: 100,
+            size: 0,
+            crc32c: Some(0),
+            meta: Default::default(),
+        }
+    }
 }
 
 /// One row of the `dirs` table.

@@ -781,6 +781,20 @@ fn merge_append_skips_tar_members_an_earlier_input_added() {
     assert!(snap.files.values().all(|(_, _, m)| *m == meta()));
 }
 
+/// A writer of a new archive at `p` that commits only when asked to.
+fn writer_committing_when_told(p: &Path, shard_size_limit: Option<u64>) -> barecat::ArchiveWriter {
+    barecat::ArchiveWriter::open(
+        p,
+        barecat::WriterOptions {
+            shard_size_limit,
+            commit_interval: std::time::Duration::MAX,
+            commit_bytes: u64::MAX,
+            ..barecat::WriterOptions::default()
+        },
+    )
+    .unwrap()
+}
+
 #[test]
 fn rollback_leaves_no_bytes_behind_while_a_direct_write_is_running() {
     // With direct I/O the appender writes each full 8 MiB buffer on a thread of its
@@ -788,15 +802,7 @@ fn rollback_leaves_no_bytes_behind_while_a_direct_write_is_running() {
     for round in 0..5 {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.barecat");
-        let mut w = barecat::ArchiveWriter::open(
-            &p,
-            barecat::WriterOptions {
-                commit_interval: std::time::Duration::MAX,
-                commit_bytes: u64::MAX,
-                ..barecat::WriterOptions::default()
-            },
-        )
-        .unwrap();
+        let mut w = writer_committing_when_told(&p, None);
         w.add_file("kept", meta(), &[1u8; 5000], None).unwrap();
         w.commit().unwrap();
         for i in 0..5 {
@@ -823,16 +829,7 @@ fn rollback_leaves_no_bytes_behind_while_a_direct_write_is_running() {
 fn writer_rollback_undoes_the_open_batch_only() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("a.barecat");
-    let mut w = barecat::ArchiveWriter::open(
-        &p,
-        barecat::WriterOptions {
-            shard_size_limit: Some(1000),
-            commit_interval: std::time::Duration::MAX,
-            commit_bytes: u64::MAX,
-            ..barecat::WriterOptions::default()
-        },
-    )
-    .unwrap();
+    let mut w = writer_committing_when_told(&p, Some(1000));
     w.add_file("kept/a", meta(), &[1u8; 600], None).unwrap();
     w.commit().unwrap();
     // Rotates into two new shards and creates directories.

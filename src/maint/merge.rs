@@ -505,14 +505,7 @@ mod tests {
         let mut run = Run::default();
         let mut runs = 0;
         for i in 0..10_000u64 {
-            let fi = FileInfo {
-                path: format!("e{i}"),
-                shard: 0,
-                offset: 100,
-                size: 0,
-                crc32c: Some(0),
-                meta: Default::default(),
-            };
+            let fi = FileInfo::empty_for_test(i);
             if !run.extend(&fi) {
                 assert!(run.files.len() <= RUN.files);
                 runs += 1;

@@ -1221,14 +1221,7 @@ mod tests {
             tx: Some(&tx),
         };
         for i in 0..10_000u64 {
-            let fi = FileInfo {
-                path: format!("e{i}"),
-                shard: 0,
-                offset: 100,
-                size: 0,
-                crc32c: Some(0),
-                meta: Default::default(),
-            };
+            let fi = FileInfo::empty_for_test(i);
             p.add(&fi, 0);
         }
         p.flush();
