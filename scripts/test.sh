@@ -1,17 +1,72 @@
 #!/usr/bin/env bash
-# Run the whole test suite.
+# Run the whole test suite on a fresh machine, installing what it needs first.
 #
-# Creates (once) a Python venv in .venv with barecat==0.3.1 from PyPI for the
-# interop tests, then runs every test. Extra arguments go to `cargo test`.
+#   ./scripts/test.sh [CARGO TEST ARGS...]
+#
+# 1. Debian packages: every `apt` peer of tests/peers.txt whose program is missing is
+#    installed with apt-get (through sudo when not root). Where that is impossible
+#    (no apt-get, no root and no sudo, no network), a warning names what is missing
+#    and the tests that need it are skipped, each with one line saying so.
+# 2. Python: a venv (.venv, or $BARECAT_VENV) with every `pip` peer of
+#    tests/peers.txt (Python barecat 0.3.1 from PyPI, ...). Reinstalled only when
+#    tests/peers.txt changes.
+# 3. The tests: cargo test over every target.
+#
+# Under CI=true a missing peer fails the tests that need it instead of skipping them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+manifest=tests/peers.txt
+warn() { echo "test.sh: $*" >&2; }
+
+# --- 1. Debian packages ------------------------------------------------------------
+missing=()
+while read -r kind name install _; do
+    [ "$kind" = apt ] || continue
+    command -v "$name" >/dev/null 2>&1 || missing+=("$install")
+done < <(grep -v '^[[:space:]]*#' "$manifest" | grep -v '^[[:space:]]*$')
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            sudo="sudo -n"
+        else
+            sudo=none
+        fi
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        warn "no apt-get: cannot install ${missing[*]}; the tests that need them are skipped"
+    elif [ "$sudo" = none ]; then
+        warn "not root and no sudo: cannot install ${missing[*]}; the tests that need them are skipped"
+    else
+        warn "installing Debian packages: ${missing[*]}"
+        if ! { $sudo apt-get update -qq &&
+            $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }; then
+            warn "apt-get failed: the tests that need ${missing[*]} are skipped"
+        fi
+    fi
+fi
+
+# --- 2. Python venv ----------------------------------------------------------------
 venv="$(realpath -m "${BARECAT_VENV:-$PWD/.venv}")"
-if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("barecat") != "0.3.1")' 2>/dev/null; then
-    echo "setting up $venv with barecat==0.3.1 from PyPI" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet "barecat==0.3.1"
+reqs=()
+while read -r kind name install _; do
+    [ "$kind" = pip ] && reqs+=("$install")
+done < <(grep -v '^[[:space:]]*#' "$manifest" | grep -v '^[[:space:]]*$')
+stamp="$venv/.peers-$(printf '%s\n' "${reqs[@]}" | sha256sum | cut -c1-16)"
+if [ ! -e "$stamp" ]; then
+    warn "setting up $venv with ${reqs[*]} from PyPI"
+    if { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } &&
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${reqs[@]}"; then
+        rm -f "$venv"/.peers-*
+        touch "$stamp"
+    else
+        warn "could not install ${reqs[*]} into $venv: the tests that need them are skipped"
+    fi
 fi
 export BARECAT_PYTHON="$venv/bin/python"
 
+# --- 3. The tests ------------------------------------------------------------------
 cargo test --all-targets "$@"

@@ -6,21 +6,133 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The Python interpreter of the venv that holds barecat 0.3.1 from PyPI.
+/// The Python interpreter of the test venv (Python barecat 0.3.1 from PyPI and the
+/// other `pip` peers of tests/peers.txt).
 ///
 /// `scripts/test.sh` creates it and exports `BARECAT_PYTHON`; without it, the repo's
-/// `.venv` is used. A missing interpreter fails the test: interop tests never skip.
+/// `.venv` is used. Tests that run it start with `need!("barecat")` (or the pip peer
+/// they use), which skips them where the venv is missing.
 pub fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("BARECAT_PYTHON") {
         return PathBuf::from(p);
     }
-    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    assert!(
-        local.exists(),
-        "Python barecat 0.3.1 is needed for the interop tests: run ./scripts/test.sh \
-         (it creates .venv), or set BARECAT_PYTHON"
-    );
-    local
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python")
+}
+
+/// Skip the calling test unless every named peer of tests/peers.txt is available:
+/// prints one line naming the missing peer and how to install it, then returns from
+/// the test. Under `CI=true` a missing peer fails the test instead.
+#[macro_export]
+macro_rules! need {
+    ($($peer:expr),+ $(,)?) => {
+        if !$crate::common::have_all(&[$($peer),+]) {
+            return;
+        }
+    };
+}
+
+/// One row of tests/peers.txt.
+#[derive(Clone, Debug)]
+pub struct Peer {
+    /// `apt` (a program on PATH) or `pip` (a module importable by [`python`]).
+    pub kind: String,
+    pub name: String,
+    /// The Debian package or the pip requirement that provides it.
+    pub install: String,
+}
+
+/// The peers of tests/peers.txt.
+pub fn peers() -> &'static [Peer] {
+    static PEERS: std::sync::OnceLock<Vec<Peer>> = std::sync::OnceLock::new();
+    PEERS.get_or_init(|| {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers.txt");
+        let text = fs::read_to_string(&manifest).expect("tests/peers.txt");
+        text.lines()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let mut f = l.split_whitespace();
+                let (kind, name, install) = (f.next(), f.next(), f.next());
+                Peer {
+                    kind: kind.unwrap().to_string(),
+                    name: name.expect("peer name").to_string(),
+                    install: install.expect("peer install").to_string(),
+                }
+            })
+            .collect()
+    })
+}
+
+/// Is `program` an executable file on PATH (or a path to one)?
+pub fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exe = |p: &Path| {
+        fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return is_exe(Path::new(program));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| is_exe(&d.join(program))))
+}
+
+/// Is the peer present? (Not cached: a check costs one `stat` or one Python start.)
+fn present(peer: &Peer) -> bool {
+    match peer.kind.as_str() {
+        "apt" => on_path(&peer.name),
+        "pip" => Command::new(python())
+            .args(["-c", &format!("import {}", peer.name)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success()),
+        k => panic!("tests/peers.txt: unknown kind {k:?} for {}", peer.name),
+    }
+}
+
+/// Are all these peers available? Prints one skip line per missing peer (written
+/// to the real stderr, past the test harness's capture); panics under `CI=true`.
+pub fn have_all(names: &[&str]) -> bool {
+    use std::io::Write;
+    static CHECKED: std::sync::Mutex<Vec<(String, bool)>> = std::sync::Mutex::new(Vec::new());
+    let mut ok = true;
+    for name in names {
+        let peer = peers()
+            .iter()
+            .find(|p| p.name == *name)
+            .unwrap_or_else(|| panic!("peer {name:?} is not listed in tests/peers.txt"));
+        let cached = CHECKED
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v);
+        let here = cached.unwrap_or_else(|| {
+            let v = present(peer);
+            CHECKED.lock().unwrap().push((name.to_string(), v));
+            v
+        });
+        if here {
+            continue;
+        }
+        ok = false;
+        let how = match peer.kind.as_str() {
+            "apt" => format!("apt-get install {}", peer.install),
+            _ => format!("{} -m pip install '{}'", python().display(), peer.install),
+        };
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("this test")
+            .to_string();
+        if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
+            panic!("{name} is missing ({how}): CI must have every peer of tests/peers.txt");
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped {test}: {name} is not installed ({how}, or run ./scripts/test.sh)"
+        );
+    }
+    ok
 }
 
 /// The `barecat` console script of the same venv.
