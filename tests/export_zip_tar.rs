@@ -43,6 +43,7 @@ fn lines(s: &str) -> Vec<String> {
 
 #[test]
 fn zip_passes_unzip_python_and_the_zip_crate() {
+    need!("unzip", "barecat");
     let tmp = tempfile::tempdir().unwrap();
     let arch = sample(tmp.path());
     let z = tmp.path().join("s.zip");
@@ -95,6 +96,7 @@ fn zip_passes_unzip_python_and_the_zip_crate() {
 
 #[test]
 fn zip_deflate_levels() {
+    need!("unzip", "barecat");
     let tmp = tempfile::tempdir().unwrap();
     let arch = tmp.path().join("c.barecat");
     let text = b"all work and no play makes jack a dull boy\n".repeat(2000);
@@ -142,6 +144,7 @@ fn zip_deflate_levels() {
 
 #[test]
 fn zip64_for_more_than_65535_entries() {
+    need!("unzip", "barecat");
     let tmp = tempfile::tempdir().unwrap();
     let arch = tmp.path().join("many.barecat");
     let mut w = ArchiveWriter::open(&arch, WriterOptions::default()).unwrap();
@@ -174,6 +177,7 @@ fn zip64_for_more_than_65535_entries() {
 
 #[test]
 fn tar_passes_gnu_tar_bsdtar_and_python() {
+    need!("tar", "bsdtar", "barecat");
     let tmp = tempfile::tempdir().unwrap();
     let arch = sample(tmp.path());
     let t = tmp.path().join("s.tar");
@@ -236,6 +240,7 @@ fn tar_passes_gnu_tar_bsdtar_and_python() {
 
 #[test]
 fn tar_streams_into_tar() {
+    need!("tar");
     let tmp = tempfile::tempdir().unwrap();
     let arch = sample(tmp.path());
     let out = tmp.path().join("dest");
@@ -257,6 +262,7 @@ fn tar_streams_into_tar() {
 
 #[test]
 fn tar_compression_by_flag_and_by_name() {
+    need!("bsdtar");
     let tmp = tempfile::tempdir().unwrap();
     let arch = sample(tmp.path());
     let magic: &[(&str, &[u8])] = &[
@@ -327,6 +333,7 @@ fn tar_compression_by_flag_and_by_name() {
 
 #[test]
 fn pax_headers_for_long_names_times_and_ids() {
+    need!("tar", "bsdtar", "barecat");
     let tmp = tempfile::tempdir().unwrap();
     let arch = tmp.path().join("pax.barecat");
     let long = format!(
@@ -391,6 +398,7 @@ fn pax_headers_for_long_names_times_and_ids() {
 
 #[test]
 fn filters_mean_the_same_in_all_three_commands() {
+    need!("bsdtar");
     let tmp = tempfile::tempdir().unwrap();
     let arch = sample(tmp.path());
     let sets: &[&[&str]] = &[
@@ -433,6 +441,7 @@ fn filters_mean_the_same_in_all_three_commands() {
 
 #[test]
 fn corrupt_members_are_left_out_of_a_valid_output() {
+    need!("bsdtar", "unzip");
     let tmp = tempfile::tempdir().unwrap();
     let arch = sample(tmp.path());
     corrupt(&arch, "a/x.txt");
@@ -455,6 +464,7 @@ fn corrupt_members_are_left_out_of_a_valid_output() {
 
 #[test]
 fn outputs_appear_whole_or_not_at_all() {
+    need!("unzip");
     let tmp = tempfile::tempdir().unwrap();
     let arch = sample(tmp.path());
     let z = tmp.path().join("o.zip");
@@ -516,6 +526,7 @@ impl CharDevice for fs::FileType {
 
 #[test]
 fn legacy_barecat2archive_picks_the_format_from_the_name() {
+    need!("bsdtar", "unzip");
     let tmp = tempfile::tempdir().unwrap();
     let arch = sample(tmp.path());
     for name in ["l.zip", "l.tar", "l.tgz", "L.TAR.BZ2", "l.txz"] {

@@ -51,6 +51,7 @@ fn awkward_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
 
 #[test]
 fn awkward_trees_round_trip_and_python_verifies() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     let want = prefixed("src", &awkward_tree(&src));
@@ -97,6 +98,7 @@ fn awkward_trees_round_trip_and_python_verifies() {
 
 #[test]
 fn path_lists_from_stdin_newline_and_nul() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write_tree(
@@ -178,6 +180,7 @@ fn path_lists_from_stdin_newline_and_nul() {
 
 #[test]
 fn legacy_form_reads_paths_from_stdin_and_stores_the_limit() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let files: Vec<(String, Vec<u8>)> = (0..20)
@@ -227,6 +230,7 @@ fn legacy_form_reads_paths_from_stdin_and_stores_the_limit() {
 
 #[test]
 fn include_and_exclude_patterns() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write_tree(
@@ -286,6 +290,7 @@ fn include_and_exclude_patterns() {
 
 #[test]
 fn shards_rotate_at_the_limit_and_big_files_get_their_own() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     for i in 0..30u64 {
@@ -325,6 +330,7 @@ fn shards_rotate_at_the_limit_and_big_files_get_their_own() {
 
 #[test]
 fn output_is_identical_whatever_the_number_of_threads() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     // Sizes from empty to several times the streaming threshold of a 256K budget.
@@ -382,6 +388,7 @@ fn output_is_identical_whatever_the_number_of_threads() {
 
 #[test]
 fn existing_archives_are_refused_unless_forced_or_appended() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write_tree(root, &[("one/a", b"a"), ("two/b", b"b")]);
@@ -422,6 +429,7 @@ fn existing_archives_are_refused_unless_forced_or_appended() {
 
 #[test]
 fn bad_entries_are_reported_skipped_and_make_exit_status_1() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write_tree(root, &[("in/ok.txt", b"fine"), ("in/z.txt", b"last")]);
@@ -528,6 +536,7 @@ fn unreadable_files_are_reported() {
 
 #[test]
 fn strip_components_and_archive_inside_the_tree() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write_tree(root, &[("top/mid/a.txt", b"a"), ("top/b.txt", b"b")]);
@@ -559,6 +568,7 @@ fn strip_components_and_archive_inside_the_tree() {
 
 #[test]
 fn large_files_are_streamed_and_the_multicall_binary_works() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let big = pseudo_random(5, 3 << 20);
@@ -598,6 +608,7 @@ fn usage_errors_exit_2() {
 /// committed, then `--resume` it: the result equals an uninterrupted run.
 #[test]
 fn killed_create_is_finished_by_resume() {
+    need!("barecat");
     use std::io::Write;
     use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().unwrap();

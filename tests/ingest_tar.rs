@@ -79,6 +79,7 @@ fn compress(kind: &str, data: &[u8]) -> Vec<u8> {
 
 #[test]
 fn gnu_tar_formats_and_every_compression() {
+    need!("tar", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let want = tar_tree(root, true);
@@ -141,6 +142,7 @@ fn gnu_tar_formats_and_every_compression() {
 
 #[test]
 fn pax_mtimes_keep_nanoseconds_and_sparse_files_keep_their_content() {
+    need!("tar", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     fs::create_dir(root.join("s")).unwrap();
@@ -196,6 +198,7 @@ fn pax_mtimes_keep_nanoseconds_and_sparse_files_keep_their_content() {
 
 #[test]
 fn bsdtar_and_python_tarfile_archives() {
+    need!("bsdtar", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let want = tar_tree(root, true);
@@ -289,6 +292,7 @@ with tarfile.open("{tar}", "w", format=tarfile.{format}) as t:
 
 #[test]
 fn hostile_members_are_reported_and_not_stored() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let tar = root.join("evil.tar");
@@ -349,6 +353,7 @@ with tarfile.open("{}", "w", format=tarfile.PAX_FORMAT) as t:
 
 #[test]
 fn symlink_policy_strip_components_append_and_existing_outputs() {
+    need!("tar", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let want = tar_tree(root, false);
@@ -389,6 +394,7 @@ fn symlink_policy_strip_components_append_and_existing_outputs() {
 
 #[test]
 fn tar_streams_from_stdin() {
+    need!("tar", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let want = tar_tree(root, true);
@@ -403,6 +409,7 @@ fn tar_streams_from_stdin() {
 
 #[test]
 fn tar_from_stdin_that_is_a_file_is_read_from_its_current_offset() {
+    need!("tar", "barecat");
     // `< x.tar` makes standard input a regular file, read ahead like a named file;
     // a shell that already read part of it leaves its offset past the start.
     let dir = tempfile::tempdir().unwrap();
@@ -462,6 +469,7 @@ fn damaged_fixture(root: &Path) -> (Vec<u8>, Vec<(String, u64, u64)>) {
 
 #[test]
 fn truncated_and_corrupt_tars_stop_with_an_error_keeping_what_came_before() {
+    need!("tar", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let (good, members) = damaged_fixture(root);
@@ -535,6 +543,7 @@ fn truncated_and_corrupt_tars_stop_with_an_error_keeping_what_came_before() {
 
 #[test]
 fn legacy_archive2barecat_appends_unless_overwrite() {
+    need!("tar", "zip", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write_tree(root, &[("p/a.txt", b"a"), ("q/b.txt", b"b")]);
@@ -579,6 +588,7 @@ fn legacy_archive2barecat_appends_unless_overwrite() {
 /// files, contents and metadata come back.
 #[test]
 fn round_trip_through_the_export_commands() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     tar_tree(root, true);

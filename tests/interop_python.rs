@@ -146,6 +146,7 @@ fn build_ours(path: &Path) -> Contents {
 
 #[test]
 fn our_archive_is_read_verified_and_extended_by_python() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("ours.barecat");
     let expected = build_ours(&arch);
@@ -210,6 +211,7 @@ fn make_tree(root: &Path) -> Contents {
 
 #[test]
 fn python_archives_are_read_identically() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     let mut expected = make_tree(&src);
@@ -268,6 +270,7 @@ fn python_archives_are_read_identically() {
 
 #[test]
 fn legacy_naming_from_python_opens() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     let expected = make_tree(&src);
@@ -286,6 +289,7 @@ fn legacy_naming_from_python_opens() {
 
 #[test]
 fn python_extends_our_archive_and_we_read_it() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("mixed.barecat");
     let mut w = ArchiveWriter::open(&arch, WriterOptions::default()).unwrap();
@@ -308,6 +312,7 @@ fn python_extends_our_archive_and_we_read_it() {
 
 #[test]
 fn python_archive_with_dotdot_path_still_reads() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("evil.barecat");
     py(
@@ -322,6 +327,7 @@ fn python_archive_with_dotdot_path_still_reads() {
 
 #[test]
 fn schema_matches_python_exactly() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let ours = dir.path().join("ours.barecat");
     ArchiveWriter::open(&ours, WriterOptions::default())
@@ -371,6 +377,7 @@ fn schema_matches_python_exactly() {
 
 #[test]
 fn our_crc_is_unsigned_and_python_agrees() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("crc.barecat");
     let mut w = ArchiveWriter::open(&arch, WriterOptions::default()).unwrap();

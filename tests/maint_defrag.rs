@@ -65,6 +65,7 @@ fn defrag(args: &[&str], p: &Path) -> std::process::Output {
 
 #[test]
 fn full_defrag_packs_every_shard_and_keeps_every_file() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let limit = 40_000;
     let p = holey(dir.path(), "h.barecat", 90, 6000, limit);
@@ -164,6 +165,7 @@ fn full_defrag_matches_the_spec_example() {
 
 #[test]
 fn quick_defrag_fills_holes_from_the_end() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let p = holey(dir.path(), "q.barecat", 90, 6000, 40_000);
     let want = contents(&p);
@@ -265,6 +267,7 @@ fn nothing_to_do_changes_nothing() {
 
 #[test]
 fn files_larger_than_the_limit_keep_a_shard_of_their_own() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("o.barecat");
     let limit = 10_000u64;
@@ -339,6 +342,7 @@ fn refuses_damaged_and_symlinked_archives() {
 
 #[test]
 fn python_deletions_then_defrag_then_python_verify() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     let mut tree: Vec<(String, Vec<u8>)> = Vec::new();
@@ -505,11 +509,13 @@ fn quick_defrag_survives_a_crash_at_every_step() {
 
 #[test]
 fn full_defrag_survives_kills_at_any_point() {
+    need!("barecat");
     kill_loop(&[], &["--small-steps"], 14);
     kill_loop(&[], &[], 6);
 }
 
 #[test]
 fn quick_defrag_survives_kills_at_any_point() {
+    need!("barecat");
     kill_loop(&["--quick"], &["--small-steps"], 12);
 }

@@ -76,6 +76,7 @@ fn dir_meta(p: &Path, d: &str) -> Meta {
 
 #[test]
 fn merge_copies_live_bytes_only_and_keeps_everything() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let a = input(dir.path(), "a", 1, 0o40750);
     let b = input(dir.path(), "b", 2, 0o40700);
@@ -114,6 +115,7 @@ fn merge_copies_live_bytes_only_and_keeps_everything() {
 
 #[test]
 fn duplicates_fail_before_anything_is_written_unless_ignored() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let a = input(dir.path(), "a", 1, 0o40755);
     let b = dir.path().join("b.barecat");
@@ -160,6 +162,7 @@ fn duplicates_fail_before_anything_is_written_unless_ignored() {
 
 #[test]
 fn existing_output_needs_force_or_append() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let a = input(dir.path(), "a", 1, 0o40755);
     let b = input(dir.path(), "b", 2, 0o40755);
@@ -312,6 +315,7 @@ fn tar_and_zip(dir: &Path) -> (PathBuf, PathBuf, BTreeMap<String, Vec<u8>>) {
 
 #[test]
 fn tar_and_zip_inputs_are_merged() {
+    need!("tar", "zip", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let a = input(dir.path(), "a", 1, 0o40755);
     let (tarball, zipfile, from_tar) = tar_and_zip(dir.path());
@@ -379,6 +383,7 @@ fn tar_and_zip_inputs_are_merged() {
 
 #[test]
 fn merge_of_python_archives_with_gaps() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let mut parts = Vec::new();
     for k in 0..2 {
@@ -439,6 +444,7 @@ fn merge_of_python_archives_with_gaps() {
 
 #[test]
 fn symlink_merge_links_shards_and_recounts_shared_directories() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let a = input(dir.path(), "a", 1, 0o40750);
     let b = input(dir.path(), "b", 2, 0o40700);
@@ -506,6 +512,7 @@ fn symlink_merge_links_shards_and_recounts_shared_directories() {
 
 #[test]
 fn symlink_merge_duplicates() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let a = input(dir.path(), "a", 1, 0o40755);
     let b = dir.path().join("b.barecat");

@@ -35,6 +35,7 @@ fn du(flags: &[&str], p: &Path, path: &[&str]) -> std::process::Output {
 
 #[test]
 fn du_matches_the_spec_example_and_python() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let p = spec_tree(dir.path());
     let o = du(&[], &p, &[]);
@@ -134,6 +135,7 @@ fn du_options_and_errors() {
 
 #[test]
 fn ncdu_export_matches_python_and_parses() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let p = spec_tree(dir.path());
     let o = run_t(bin("barecat-to-ncdu-json"), [p.as_os_str()]);
@@ -189,6 +191,7 @@ fn ncdu_export_matches_python_and_parses() {
 
 #[test]
 fn csv_is_byte_identical_to_python() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("c.barecat");
     build(

@@ -42,6 +42,7 @@ fn flip_byte(shard: &Path, at: u64) {
 
 #[test]
 fn clean_archive_passes_in_both_modes_and_as_text() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let p = fixture(dir.path());
     for quick in [false, true] {
@@ -457,6 +458,7 @@ fn cannot_run_exits_2_with_one_line() {
 
 #[test]
 fn legacy_form_and_python_archives() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     write_tree(

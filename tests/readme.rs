@@ -40,6 +40,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 #[test]
 fn readme_examples_run_as_written() {
+    need!("tar", "zip", "barecat");
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
     let blocks = sh_blocks(&readme);

@@ -548,11 +548,13 @@ fn damage_cases(select: impl Fn(usize) -> bool) {
 // The catalogue in two halves, so that they run in parallel.
 #[test]
 fn index_damage_through_every_read_command_a() {
+    need!("bsdtar");
     damage_cases(|i| i % 2 == 0);
 }
 
 #[test]
 fn index_damage_through_every_read_command_b() {
+    need!("bsdtar");
     damage_cases(|i| i % 2 == 1);
 }
 

@@ -95,6 +95,7 @@ fn run_quiet(program: PathBuf, args: &[&std::ffi::OsStr]) -> std::process::Outpu
 
 #[test]
 fn readers_never_get_wrong_bytes_while_writers_append_delete_and_defrag() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("c.barecat");
     let gens = 6u64;

@@ -159,6 +159,7 @@ fn ingest_tree(dir: &Path) -> Files {
 
 #[test]
 fn create_killed_at_random_instants_is_finished_by_resume() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
     let files = ingest_tree(&d);
@@ -239,11 +240,13 @@ fn from_tar(stdin: bool) {
 
 #[test]
 fn from_tar_killed_at_random_instants_is_finished_by_resume() {
+    need!("barecat");
     from_tar(false);
 }
 
 #[test]
 fn from_tar_stdin_killed_at_random_instants_is_finished_by_resume() {
+    need!("barecat");
     from_tar(true);
 }
 
@@ -508,6 +511,7 @@ impl Scenario for Merge {
 /// the right output and leaves nothing behind.
 #[test]
 fn merge_crashing_while_installing_its_output_is_repaired_by_a_rerun() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
     let sc = merge_of_barecat_inputs(d, 120, 2, 9);
@@ -601,6 +605,7 @@ fn merge_of_barecat_inputs(d: PathBuf, files: usize, inputs: usize, seed: u64) -
 
 #[test]
 fn merge_killed_at_random_instants_leaves_old_or_no_output() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
     let mut sc = merge_of_barecat_inputs(d, 480, 3, 6);
@@ -609,6 +614,7 @@ fn merge_killed_at_random_instants_leaves_old_or_no_output() {
 
 #[test]
 fn merge_with_a_tar_input_killed_at_random_instants_leaves_old_or_no_output() {
+    need!("tar", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
     let files = make_tree(&d.join("src"), "tree", 420, 300_000, 7);
@@ -767,11 +773,13 @@ fn defrag(quick: bool) {
 
 #[test]
 fn defrag_killed_at_random_instants_keeps_every_file() {
+    need!("barecat");
     defrag(false);
 }
 
 #[test]
 fn quick_defrag_killed_at_random_instants_keeps_every_file() {
+    need!("barecat");
     defrag(true);
 }
 

@@ -170,6 +170,7 @@ fn copy_in(sb: &Sandbox, from: &Path, to: &Path) {
 
 #[test]
 fn create_and_from_tar_on_a_full_disk_fail_cleanly_and_resume() {
+    need!("barecat");
     let mut env = Env::new(240);
     for prog in ["barecat-create", "barecat-from-tar"] {
         let want = env.ingest_reference(prog);
@@ -197,6 +198,7 @@ fn create_and_from_tar_on_a_full_disk_fail_cleanly_and_resume() {
 
 #[test]
 fn create_with_no_room_for_the_index_leaves_nothing_behind() {
+    need!("barecat");
     let mut env = Env::new(40);
     let want = env.ingest_reference("barecat-create");
     let sb = Sandbox::tmpfs(&env.mnt, "256k");
@@ -287,6 +289,7 @@ fn merge_argv(m: &MergeSetup, out: &Path, mode: &str) -> Vec<OsString> {
 
 #[test]
 fn merge_on_a_full_disk_leaves_the_old_output_or_none() {
+    need!("barecat");
     let mut env = Env::new(240);
     let m = merge_setup(&env);
     let old_snap = read_all(&m.old, &env.files).unwrap();
@@ -325,6 +328,7 @@ fn merge_on_a_full_disk_leaves_the_old_output_or_none() {
 
 #[test]
 fn defrag_on_a_full_disk_fails_cleanly_and_finishes_later() {
+    need!("barecat");
     let mut env = Env::new(240);
     let (template, kept) = env.holey("holey.barecat", 512 << 10);
     let want = read_all(&template, &kept).unwrap();
@@ -381,6 +385,7 @@ fn assert_extracted(dir: &Path, files: &Files, all: bool, ctx: &str) {
 
 #[test]
 fn extract_to_a_full_disk_stops_with_one_error_and_leaves_no_partial_file() {
+    need!("barecat");
     let env = Env::new(240);
     let archive = env.d.join("a.barecat");
     build(&archive, Some(256 << 10), &env.files);
@@ -413,6 +418,7 @@ fn run_limited<S: AsRef<std::ffi::OsStr>>(
 
 #[test]
 fn create_and_from_tar_hitting_the_file_size_limit_fail_cleanly_and_resume() {
+    need!("barecat");
     let mut env = Env::new(240);
     for prog in ["barecat-create", "barecat-from-tar"] {
         let want = env.ingest_reference(prog);
@@ -435,6 +441,7 @@ fn create_and_from_tar_hitting_the_file_size_limit_fail_cleanly_and_resume() {
 /// commit. The batch is lost, the committed rows stay readable, --resume finishes.
 #[test]
 fn create_whose_index_hits_the_file_size_limit_fails_cleanly_and_resumes() {
+    need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let mut files = Files::new();
@@ -487,6 +494,7 @@ fn create_whose_index_hits_the_file_size_limit_fails_cleanly_and_resumes() {
 
 #[test]
 fn merge_hitting_the_file_size_limit_leaves_the_old_output_or_none() {
+    need!("barecat");
     let mut env = Env::new(240);
     let m = merge_setup(&env);
     let old_snap = read_all(&m.old, &env.files).unwrap();
@@ -520,6 +528,7 @@ fn merge_hitting_the_file_size_limit_leaves_the_old_output_or_none() {
 
 #[test]
 fn defrag_hitting_the_file_size_limit_fails_cleanly_and_finishes_later() {
+    need!("barecat");
     let mut env = Env::new(240);
     // 1 MiB shards with holes; writes past 300 KB fail, so the packing stops half-way.
     let (template, kept) = env.holey("holey.barecat", 1 << 20);
@@ -549,6 +558,7 @@ fn defrag_hitting_the_file_size_limit_fails_cleanly_and_finishes_later() {
 
 #[test]
 fn extract_hitting_the_file_size_limit_reports_each_file_and_keeps_no_partial_one() {
+    need!("barecat");
     let env = Env::new(240);
     let archive = env.d.join("a.barecat");
     build(&archive, Some(256 << 10), &env.files);
@@ -584,6 +594,7 @@ fn extract_hitting_the_file_size_limit_reports_each_file_and_keeps_no_partial_on
 
 #[test]
 fn writers_on_a_read_only_file_system_fail_cleanly_and_change_nothing() {
+    need!("barecat");
     let mut env = Env::new(60);
     let archive = env.d.join("a.barecat");
     let (holey, kept) = env.holey("holey.barecat", 64 << 10);
@@ -640,6 +651,7 @@ fn writers_on_a_read_only_file_system_fail_cleanly_and_change_nothing() {
 
 #[test]
 fn a_shard_replaced_by_a_directory_gives_clear_errors() {
+    need!("barecat");
     let env = Env::new(60);
     let archive = env.d.join("a.barecat");
     build(&archive, Some(64 << 10), &env.files);
@@ -720,6 +732,7 @@ fn a_shard_replaced_by_a_directory_gives_clear_errors() {
 /// earlier input were committed and the shards then cut back under them).
 #[test]
 fn merge_append_with_a_damaged_tar_changes_nothing() {
+    need!("barecat");
     let mut env = Env::new(60);
     let m = merge_setup(&env);
     let out = env.d.join("out.barecat");
@@ -754,6 +767,7 @@ fn merge_append_with_a_damaged_tar_changes_nothing() {
 /// committed yet) is left out as a duplicate, not reported as a problem.
 #[test]
 fn merge_append_skips_tar_members_an_earlier_input_added() {
+    need!("barecat");
     let env = Env::new(30);
     let out = env.d.join("out.barecat");
     let first: Files = env
