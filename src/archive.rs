@@ -2,14 +2,14 @@
 //! can use at once.
 //!
 //! Each thread borrows its own SQLite connection from a small pool for the duration
-//! of one query (no lock is held while SQLite works), and shard bytes are read with
-//! positioned reads or through memory maps. Full reads verify the stored CRC32C;
+//! of one query; a connection keeps its read transaction for a few milliseconds
+//! across queries, so that lookups cost no locking system calls ([`crate::read_pool`]).
+//! Shard bytes are read with positioned reads or through memory maps. Full reads verify the stored CRC32C;
 //! range reads and zero-copy views do not.
 
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Mutex;
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::ToSql;
@@ -21,6 +21,7 @@ use crate::glob::{Glob, GlobOptions};
 use crate::index::{Cursor, Index, DIR_COLS, FILE_COLS};
 use crate::layout::Layout;
 use crate::path as mpath;
+use crate::read_pool::ReadPool;
 use crate::schema::Version;
 use crate::shard::{MappedFile, ShardSet};
 
@@ -40,7 +41,7 @@ pub const WHOLE_READ_LIMIT: u64 = 64 << 20;
 pub struct Archive {
     layout: Layout,
     shards: ShardSet,
-    pool: Mutex<Vec<Index>>,
+    pool: ReadPool,
     version: Version,
     warnings: Vec<String>,
 }
@@ -89,26 +90,18 @@ impl Archive {
         let warnings = index.warnings();
         Ok(Archive {
             shards: ShardSet::new(layout.clone()),
+            pool: ReadPool::new(layout.index(), index),
             layout,
-            pool: Mutex::new(vec![index]),
             version,
             warnings,
         })
     }
 
-    /// Run `f` with an index connection of this thread's own (borrowed from the pool).
+    /// Run `f` with an index connection of this thread's own (borrowed from the pool),
+    /// in a read transaction that may have started a few milliseconds ago (what it
+    /// sees is still the last committed state: writers cannot commit meanwhile).
     pub fn with_index<T>(&self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
-        let pooled = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let index = match pooled {
-            Some(i) => i,
-            None => Index::open_read(self.layout.index())?,
-        };
-        let result = f(&index);
-        self.pool
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(index);
-        result
+        self.pool.with(f)
     }
 
     pub fn layout(&self) -> &Layout {
@@ -234,7 +227,7 @@ impl Archive {
     /// The row of `fi`'s path if it differs from `fi` now (the file was moved,
     /// resized or replaced), `None` if it is unchanged; an error if it is gone.
     fn moved(&self, fi: &FileInfo) -> Result<Option<FileInfo>> {
-        match self.with_index(|i| i.file(&fi.path))? {
+        match self.pool.with_fresh(|i| i.file(&fi.path))? {
             Some(now) if now == *fi => Ok(None),
             Some(now) => Ok(Some(now)),
             None => Err(Error::NotFound(fi.path.clone())),
@@ -353,7 +346,8 @@ impl Archive {
     }
 
     /// Files in the given order, optionally only those below `within` (`""` = all).
-    /// Rows are fetched in pages, so no read transaction is held across the walk.
+    /// Rows are fetched in pages, so no read transaction is held across the walk
+    /// (beyond the few milliseconds of [`crate::read_pool::HOLD`]).
     pub fn files(&self, order: Order, within: &str) -> FileIter<'_> {
         FileIter {
             archive: self,

@@ -38,6 +38,7 @@ pub mod listing;
 pub mod maint;
 pub mod path;
 pub mod progress;
+pub mod read_pool;
 pub mod repair;
 pub mod schema;
 pub mod shard;

@@ -944,3 +944,49 @@ fn garbage_and_truncated_indexes_are_clear_errors() {
         Error::ArchiveNotFound { .. }
     ));
 }
+
+/// A reader keeps its read transaction for a few milliseconds after a lookup (so
+/// that lookups cost no locking system calls); an idle one must still let writers
+/// commit, in this process and in another one, and then see what they wrote.
+#[test]
+fn idle_readers_let_writers_commit_and_then_see_their_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = sample(dir.path());
+    let a = Archive::open(&p).unwrap();
+    let first = a.read("a/x.txt").unwrap();
+    // This process: a writer commits while `a` sits idle after its read.
+    let mut w = append(&p);
+    w.add_file("late/in_process.txt", Meta::default(), b"written", None)
+        .unwrap();
+    w.finish().unwrap();
+    assert_eq!(a.read("late/in_process.txt").unwrap(), b"written");
+    assert_eq!(a.read("a/x.txt").unwrap(), first);
+}
+
+#[test]
+fn idle_readers_let_python_writers_commit() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    let p = sample(dir.path());
+    let a = Archive::open(&p).unwrap();
+    // Many lookups from several threads, then idle while Python writes.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..200 {
+                    a.read("a/x.txt").unwrap();
+                }
+            });
+        }
+    });
+    let script = "import sys\nfrom barecat import Barecat\n\
+                  with Barecat(sys.argv[1], readonly=False) as bc:\n    \
+                  bc['late/from_python.txt'] = b'py'\n";
+    let out = run(python(), ["-c".as_ref(), script.as_ref(), p.as_os_str()]);
+    assert!(
+        out.status.success(),
+        "python could not write: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(a.read("late/from_python.txt").unwrap(), b"py");
+}
