@@ -11,11 +11,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::config::DbConfig;
-use rusqlite::types::ValueRef;
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, ToSql};
 
-use crate::entry::{DirInfo, FileInfo, Meta, Order};
+use crate::archive::Listing;
+use crate::entry::{DirInfo, Entry, FileInfo, Meta, Order};
 use crate::error::{Error, Result, SqlContext};
+use crate::glob::Glob;
 use crate::path as mpath;
 use crate::schema::{self, Version};
 
@@ -474,6 +476,57 @@ impl Index {
         )
     }
 
+    /// The subdirectories and files directly in the (normalized) directory `dir`,
+    /// each sorted by path. A file or a missing path is an error.
+    pub fn listing(&self, dir: &str) -> Result<Listing> {
+        if !self.is_dir(dir)? {
+            return Err(if self.is_file(dir)? {
+                Error::NotADirectory(dir.to_string())
+            } else {
+                Error::NotFound(dir.to_string())
+            });
+        }
+        Ok(Listing {
+            dirs: self.child_dirs(dir)?,
+            files: self.child_files(dir)?,
+        })
+    }
+
+    /// Files and directories whose whole path matches `glob`, sorted by path. The
+    /// root is never matched. Only the range of paths that start with the pattern's
+    /// literal prefix is scanned.
+    pub fn glob(&self, glob: &Glob) -> Result<Vec<Entry>> {
+        let prefix = glob.literal_prefix().as_bytes().to_vec();
+        let upper = prefix_upper_bound(&prefix);
+        let mut out = Vec::new();
+        for (table, cols) in [("files", FILE_COLS), ("dirs", DIR_COLS)] {
+            let sql = format!(
+                "SELECT {cols} FROM {table} WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) \
+                 AND path != '' ORDER BY path"
+            );
+            let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
+            let lo = RawText(&prefix);
+            let hi = upper.as_deref().map(RawText);
+            let mut rows = stmt.query((&lo, &hi)).at(&self.path)?;
+            while let Some(row) = rows.next().at(&self.path)? {
+                let path: &str = match row.get_ref(0).at(&self.path)? {
+                    ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
+                    _ => "",
+                };
+                if !glob.is_match(path) {
+                    continue;
+                }
+                out.push(if table == "files" {
+                    Entry::File(self.decode_file(row)?)
+                } else {
+                    Entry::Dir(self.decode_dir(row)?)
+                });
+            }
+        }
+        out.sort_by(|a, b| a.path().cmp(b.path()));
+        Ok(out)
+    }
+
     /// One page of files in the given order, strictly after `cursor`, optionally
     /// restricted to the subtree below `within` (a directory path; `""` = all).
     pub fn files_page(
@@ -781,6 +834,28 @@ impl Index {
     }
 }
 
+/// Bind raw bytes as SQLite TEXT (for range bounds that need not be valid UTF-8).
+struct RawText<'a>(&'a [u8]);
+
+impl ToSql for RawText<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
+    }
+}
+
+/// The smallest byte string greater than every string that starts with `prefix`,
+/// or `None` when there is none (empty prefix or all 0xFF).
+fn prefix_upper_bound(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut hi = prefix.to_vec();
+    while let Some(last) = hi.pop() {
+        if last < 0xFF {
+            hi.push(last + 1);
+            return Some(hi);
+        }
+    }
+    None
+}
+
 /// Where a paged iteration stands.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cursor {
@@ -951,4 +1026,17 @@ pub(crate) fn decode_dir(row: &Row<'_>) -> std::result::Result<DirInfo, String> 
         meta: meta(&path, row, 5)?,
         path,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upper_bounds() {
+        assert_eq!(prefix_upper_bound(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_upper_bound(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_upper_bound(b""), None);
+        assert_eq!(prefix_upper_bound(b"\xff"), None);
+    }
 }
