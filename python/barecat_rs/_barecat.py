@@ -134,7 +134,8 @@ class Barecat(_Archive, MutableMapping):
 
     def walk(self, path=""):
         """Like ``os.walk``: (dirpath, dirnames, filenames) for every directory below
-        ``path``, top-down, names sorted."""
+        ``path``, top-down, names sorted (the root is reported as ``'.'``, as Python
+        barecat does)."""
         stack = [path]
         first = True
         while stack:
@@ -145,7 +146,8 @@ class Barecat(_Archive, MutableMapping):
                     raise
                 continue  # removed meanwhile
             first = False
-            yield (dirpath, [d.path.rpartition("/")[2] for d in dirs],
+            # The root is '.', as in Python barecat.
+            yield (dirpath or ".", [d.path.rpartition("/")[2] for d in dirs],
                    [f.path.rpartition("/")[2] for f in files])
             stack.extend(d.path for d in reversed(dirs))
 
