@@ -16,8 +16,39 @@ fn mtime_dt<'py>(py: Python<'py>, ns: Option<i64>) -> PyResult<Option<Bound<'py,
     Ok(Some(t))
 }
 
-fn opt_repr<T: std::fmt::Display>(v: &Option<T>) -> String {
-    v.as_ref().map_or("None".into(), |v| v.to_string())
+/// Field names and values of an info object, in constructor order.
+type Fields<'py> = Vec<(&'static str, Bound<'py, PyAny>)>;
+
+fn asdict<'py>(py: Python<'py>, fields: Fields<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in fields {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
+}
+
+fn repr(class: &str, fields: Fields<'_>) -> PyResult<String> {
+    let parts = fields
+        .iter()
+        .map(|(k, v)| Ok(format!("{k}={}", v.repr()?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(format!("{class}({})", parts.join(", ")))
+}
+
+/// `__reduce__`: the class and its constructor arguments.
+fn reduce<'py>(
+    obj: &Bound<'py, PyAny>,
+    fields: Fields<'py>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+    let args = PyTuple::new(obj.py(), fields.into_iter().map(|(_, v)| v))?;
+    Ok((obj.get_type().into_any(), args))
+}
+
+/// `(name, value)` pairs of fields, for [`Fields`].
+macro_rules! fields {
+    ($py:expr, $self:expr, $($f:ident),+) => {
+        Ok(vec![$((stringify!($f), $self.$f.clone().into_pyobject($py)?.into_any())),+])
+    };
 }
 
 /// A file of an archive: where its bytes are and its metadata. Fields are `None`
@@ -60,6 +91,10 @@ impl From<LibFile> for FileInfo {
 }
 
 impl FileInfo {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Fields<'py>> {
+        fields!(py, self, path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns)
+    }
+
     pub fn meta(&self) -> Meta {
         Meta {
             mode: self.mode,
@@ -132,52 +167,17 @@ impl FileInfo {
     }
 
     fn asdict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("path", &self.path)?;
-        d.set_item("shard", self.shard)?;
-        d.set_item("offset", self.offset)?;
-        d.set_item("size", self.size)?;
-        d.set_item("crc32c", self.crc32c)?;
-        d.set_item("mode", self.mode)?;
-        d.set_item("uid", self.uid)?;
-        d.set_item("gid", self.gid)?;
-        d.set_item("mtime_ns", self.mtime_ns)?;
-        Ok(d)
+        asdict(py, self.fields(py)?)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "BarecatFileInfo(path={:?}, shard={}, offset={}, size={}, crc32c={}, mode={}, \
-             uid={}, gid={}, mtime_ns={})",
-            self.path,
-            opt_repr(&self.shard),
-            opt_repr(&self.offset),
-            opt_repr(&self.size),
-            opt_repr(&self.crc32c),
-            opt_repr(&self.mode.map(|m| format!("0o{m:o}"))),
-            opt_repr(&self.uid),
-            opt_repr(&self.gid),
-            opt_repr(&self.mtime_ns)
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr("BarecatFileInfo", self.fields(py)?)
     }
 
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        let s = slf.borrow();
-        let args = (
-            s.path.clone(),
-            s.shard,
-            s.offset,
-            s.size,
-            s.crc32c,
-            s.mode,
-            s.uid,
-            s.gid,
-            s.mtime_ns,
-        )
-            .into_pyobject(slf.py())?;
-        Ok((slf.get_type().into_any(), args))
+        reduce(slf.as_any(), slf.borrow().fields(slf.py())?)
     }
 }
 
@@ -220,6 +220,22 @@ impl From<LibDir> for DirInfo {
 }
 
 impl DirInfo {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Fields<'py>> {
+        fields!(
+            py,
+            self,
+            path,
+            num_subdirs,
+            num_files,
+            num_files_tree,
+            size_tree,
+            mode,
+            uid,
+            gid,
+            mtime_ns
+        )
+    }
+
     pub fn meta(&self) -> Meta {
         Meta {
             mode: self.mode,
@@ -281,51 +297,16 @@ impl DirInfo {
     }
 
     fn asdict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("path", &self.path)?;
-        d.set_item("num_subdirs", self.num_subdirs)?;
-        d.set_item("num_files", self.num_files)?;
-        d.set_item("num_files_tree", self.num_files_tree)?;
-        d.set_item("size_tree", self.size_tree)?;
-        d.set_item("mode", self.mode)?;
-        d.set_item("uid", self.uid)?;
-        d.set_item("gid", self.gid)?;
-        d.set_item("mtime_ns", self.mtime_ns)?;
-        Ok(d)
+        asdict(py, self.fields(py)?)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "BarecatDirInfo(path={:?}, num_subdirs={}, num_files={}, num_files_tree={}, \
-             size_tree={}, mode={}, uid={}, gid={}, mtime_ns={})",
-            self.path,
-            opt_repr(&self.num_subdirs),
-            opt_repr(&self.num_files),
-            opt_repr(&self.num_files_tree),
-            opt_repr(&self.size_tree),
-            opt_repr(&self.mode.map(|m| format!("0o{m:o}"))),
-            opt_repr(&self.uid),
-            opt_repr(&self.gid),
-            opt_repr(&self.mtime_ns)
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr("BarecatDirInfo", self.fields(py)?)
     }
 
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        let s = slf.borrow();
-        let args = (
-            s.path.clone(),
-            s.num_subdirs,
-            s.num_files,
-            s.num_files_tree,
-            s.size_tree,
-            s.mode,
-            s.uid,
-            s.gid,
-            s.mtime_ns,
-        )
-            .into_pyobject(slf.py())?;
-        Ok((slf.get_type().into_any(), args))
+        reduce(slf.as_any(), slf.borrow().fields(slf.py())?)
     }
 }

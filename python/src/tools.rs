@@ -12,6 +12,20 @@ use pyo3::types::PyDict;
 
 use crate::errors::PyResultExt;
 
+/// A report of counts (what the commands print with `--json`) as a dict.
+fn report_dict<'py>(
+    py: Python<'py>,
+    report: &impl serde::Serialize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(report) {
+        for (k, v) in fields {
+            d.set_item(k, v.as_u64())?;
+        }
+    }
+    Ok(d)
+}
+
 /// Join archives into `output` without copying data: the output's shards are
 /// symbolic links to the inputs' shards (which must then stay where they are and
 /// must not be modified). Returns a dict of counts.
@@ -31,13 +45,7 @@ pub fn merge_symlink<'py>(
     let r = py
         .detach(|| barecat::maint::merge_symlink::merge_symlink(&output, &inputs, &opts))
         .py()?;
-    let d = PyDict::new(py);
-    d.set_item("inputs", r.inputs)?;
-    d.set_item("files", r.files)?;
-    d.set_item("dirs", r.dirs)?;
-    d.set_item("shards", r.shards)?;
-    d.set_item("duplicates_skipped", r.duplicates_skipped)?;
-    Ok(d)
+    report_dict(py, &r)
 }
 
 /// Copy archives (or tar and zip files) into `output`. `append=True` adds to an
@@ -69,14 +77,7 @@ pub fn merge<'py>(
     let r = py
         .detach(|| barecat::maint::merge::merge(&output, &inputs, &opts, &Progress::hidden()))
         .py()?;
-    let d = PyDict::new(py);
-    d.set_item("inputs", r.inputs)?;
-    d.set_item("files", r.files)?;
-    d.set_item("bytes", r.bytes)?;
-    d.set_item("dirs", r.dirs)?;
-    d.set_item("duplicates_skipped", r.duplicates_skipped)?;
-    d.set_item("problems", r.problems)?;
-    Ok(d)
+    report_dict(py, &r)
 }
 
 /// CRC-32C (Castagnoli) of a bytes-like object, as stored in the index.
