@@ -6,7 +6,7 @@ line of stderr, and a checksum of what it read on stdout.
 usage: py_ops.py OP ARGS...
   get-ours ARCH PATHS          barecat_rs: bc[path] for every path, one thread
   get-python ARCH PATHS        Python barecat 0.3.1: bc[path]
-  get-cython ARCH PATHS        barecat-cython 0.0.2: BarecatCython(ARCH).read(path)
+  get-cython ARCH PATHS        barecat-cython 0.0.2: BarecatMmapCython(ARCH).read(path)
   open-loose TREE PATHS        open(TREE/path, 'rb').read()
   many-ours ARCH PATHS THREADS barecat_rs: bc.read_many(paths, threads=THREADS)
   write-ours OUT N             barecat_rs: bc[path] = data for N small files
@@ -63,9 +63,11 @@ def main():
             bc = barecat.Barecat(target)
             get = bc.__getitem__
         elif op == "get-cython":
-            from barecat_cython import BarecatCython
+            # BarecatCython.read fails with NumPy 2 (it uses np.NPY_OWNDATA); the
+            # memory-mapped reader works and copies nothing.
+            from barecat_cython import BarecatMmapCython
 
-            get = BarecatCython(target).read
+            get = BarecatMmapCython(target).read
         elif op == "open-loose":
             def get(p, root=target + "/"):
                 with open(root + p, "rb") as f:

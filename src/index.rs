@@ -21,11 +21,23 @@ use crate::glob::Glob;
 use crate::path as mpath;
 use crate::schema::{self, Version};
 
+/// The columns selected for a `FileInfo`, in decoding order (a macro, so that the
+/// point lookups below are string constants: a lookup by path then formats nothing).
+macro_rules! file_cols {
+    () => {
+        "path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns"
+    };
+}
+/// The columns selected for a `DirInfo`, in decoding order.
+macro_rules! dir_cols {
+    () => {
+        "path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns"
+    };
+}
 /// Columns selected for a `FileInfo`, in decoding order.
-pub(crate) const FILE_COLS: &str = "path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns";
+pub(crate) const FILE_COLS: &str = file_cols!();
 /// Columns selected for a `DirInfo`, in decoding order.
-pub(crate) const DIR_COLS: &str =
-    "path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns";
+pub(crate) const DIR_COLS: &str = dir_cols!();
 
 /// SQL for the parent of the column `x`, identical to the generated column. SQLite's
 /// string functions stop at a NUL byte, so in a damaged index a value holding one
@@ -428,7 +440,7 @@ impl Index {
     pub fn file(&self, path: &str) -> Result<Option<FileInfo>> {
         Ok(self
             .query_files(
-                &format!("SELECT {FILE_COLS} FROM files WHERE path = ?1"),
+                concat!("SELECT ", file_cols!(), " FROM files WHERE path = ?1"),
                 [path],
             )?
             .pop())
@@ -438,7 +450,7 @@ impl Index {
     pub fn dir(&self, path: &str) -> Result<Option<DirInfo>> {
         Ok(self
             .query_dirs(
-                &format!("SELECT {DIR_COLS} FROM dirs WHERE path = ?1"),
+                concat!("SELECT ", dir_cols!(), " FROM dirs WHERE path = ?1"),
                 [path],
             )?
             .pop())
@@ -446,17 +458,16 @@ impl Index {
 
     /// Does a file row exist at `path`?
     pub fn is_file(&self, path: &str) -> Result<bool> {
-        self.exists_in("files", path)
+        self.exists_in("SELECT 1 FROM files WHERE path = ?1", path)
     }
 
     /// Does a dir row exist at `path`?
     pub fn is_dir(&self, path: &str) -> Result<bool> {
-        self.exists_in("dirs", path)
+        self.exists_in("SELECT 1 FROM dirs WHERE path = ?1", path)
     }
 
-    fn exists_in(&self, table: &str, path: &str) -> Result<bool> {
-        let sql = format!("SELECT 1 FROM {table} WHERE path = ?1");
-        let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
+    fn exists_in(&self, sql: &'static str, path: &str) -> Result<bool> {
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
         stmt.exists([path]).at(&self.path)
     }
 

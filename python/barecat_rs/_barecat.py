@@ -114,7 +114,10 @@ class Barecat(_Archive, MutableMapping):
         text (``io.TextIOWrapper``) with ``'r'``, as in Python barecat."""
         if mode.replace("t", "").replace("b", "") != "r":
             raise ValueError(f"unsupported mode {mode!r}: barecat_rs opens files for reading only")
-        info = item if isinstance(item, BarecatFileInfo) else self._file_info(item)
+        if isinstance(item, BarecatFileInfo) and item.size is not None:
+            info = item
+        else:
+            info = self._file_info(item.path if isinstance(item, BarecatFileInfo) else item)
         raw = BarecatFileObject(self, info)
         if "b" in mode:
             return raw
