@@ -123,15 +123,24 @@ fn write_path(path: &str) -> &str {
     path.trim_start_matches('/')
 }
 
-/// The file at `path` in a writer's index (rows of its open batch included).
-fn writer_file(w: &ArchiveWriter, path: &str) -> Result<LibFile, Error> {
+/// The file at `path` in an index (a writer's: rows of its open batch included).
+fn file_in(index: &Index, path: &str) -> Result<LibFile, Error> {
     let p = bpath::normalize(path);
-    match w.index().file(&p)? {
+    match index.file(&p)? {
         Some(f) => Ok(f),
-        None if w.index().is_dir(&p)? => Err(Error::IsADirectory(p)),
+        None if index.is_dir(&p)? => Err(Error::IsADirectory(p)),
         None => Err(Error::NotFound(p)),
     }
 }
+
+/// The file at `path` in a writer's index.
+fn writer_file(w: &ArchiveWriter, path: &str) -> Result<LibFile, Error> {
+    file_in(w.index(), path)
+}
+
+/// Lookups of `read_many` go in chunks of this many paths through one borrowed
+/// connection.
+const LOOKUP_CHUNK: usize = 256;
 
 fn order_arg(order: &str) -> PyResult<Order> {
     match order {
@@ -290,10 +299,18 @@ fn read_whole<'py>(py: Python<'py>, a: &LibArchive, fi: &LibFile) -> PyResult<Bo
     })
 }
 
-/// One result of `read_many`.
-enum Got {
-    Bytes(Vec<u8>),
-    Mapped(barecat::shard::MappedFile),
+/// A new `bytes` object of `len` bytes whose content is still to be written, and
+/// the address of its buffer.
+fn uninit_bytes(py: Python<'_>, len: usize) -> PyResult<(Bound<'_, PyBytes>, usize)> {
+    // SAFETY: a NULL source asks CPython for an uninitialised buffer of `len` bytes,
+    // which the caller fills before the object is shared.
+    unsafe {
+        let obj =
+            pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as pyo3::ffi::Py_ssize_t);
+        let obj = Bound::from_owned_ptr_or_err(py, obj)?.cast_into_unchecked::<PyBytes>();
+        let ptr = pyo3::ffi::PyBytes_AsString(obj.as_ptr()) as usize;
+        Ok((obj, ptr))
+    }
 }
 
 #[pymethods]
@@ -556,33 +573,67 @@ impl Archive {
         } else {
             None
         };
-        let results: Vec<Result<Got, Error>> = py.detach(|| {
-            let one = |p: &String| -> Result<Got, Error> {
-                let fi = a.file_info(p)?;
-                if zero_copy {
-                    a.map_verified(&fi).map(Got::Mapped)
-                } else {
-                    a.read_file(&fi).map(Got::Bytes)
-                }
-            };
-            match &pool {
-                Some(pool) => pool.install(|| {
+        // Runs `f` over `items`, on the pool when there is one.
+        fn each<T: Sync, R: Send>(
+            pool: Option<&rayon::ThreadPool>,
+            items: &[T],
+            f: impl Fn(&T) -> R + Sync + Send,
+        ) -> Vec<R> {
+            match pool {
+                Some(p) => p.install(|| {
                     use rayon::prelude::*;
-                    list.par_iter().map(one).collect()
+                    items.par_iter().map(f).collect()
                 }),
-                None => list.iter().map(one).collect(),
+                None => items.iter().map(f).collect(),
             }
-        });
-        let mut out = Vec::with_capacity(results.len());
-        for r in results {
-            out.push(match r.map_err(|e| key_error(py, e))? {
-                Got::Bytes(d) => PyBytes::new(py, &d).into_any(),
-                Got::Mapped(m) => {
-                    PyMemoryView::from(Bound::new(py, MappedBytes::new(m))?.as_any())?.into_any()
-                }
-            });
         }
-        PyList::new(py, out)
+        let pool = pool.as_deref();
+        // 1. Look every path up (GIL released), a chunk per borrowed connection.
+        let chunks: Vec<&[String]> = list.chunks(LOOKUP_CHUNK).collect();
+        type Found = Result<Vec<Result<LibFile, Error>>, Error>;
+        let found: Vec<Found> = py.detach(|| {
+            each(pool, &chunks, |chunk| {
+                a.with_index(|i| Ok(chunk.iter().map(|p| file_in(i, p)).collect()))
+            })
+        });
+        let mut infos = Vec::with_capacity(list.len());
+        for chunk in found {
+            for r in chunk.py()? {
+                infos.push(r.map_err(|e| key_error(py, e))?);
+            }
+        }
+        if zero_copy {
+            // 2. Map and check every file (GIL released); wrap the views.
+            let maps = py.detach(|| each(pool, &infos, |fi| a.map_verified(fi)));
+            let mut out = Vec::with_capacity(maps.len());
+            for m in maps {
+                let m = Bound::new(py, MappedBytes::new(m.py()?))?;
+                out.push(PyMemoryView::from(m.as_any())?);
+            }
+            return PyList::new(py, out);
+        }
+        // 2. One `bytes` object per file, of its final size (GIL held, no copy).
+        let mut objs = Vec::with_capacity(infos.len());
+        let mut targets = Vec::with_capacity(infos.len());
+        for fi in &infos {
+            let (obj, ptr) = uninit_bytes(py, fi.size as usize)?;
+            objs.push(obj);
+            targets.push((fi, ptr));
+        }
+        // 3. Read every file straight into its object and check it (GIL released).
+        let read = py.detach(|| {
+            each(pool, &targets, |(fi, ptr)| {
+                // SAFETY: `ptr` is the buffer of a new `bytes` object of `fi.size`
+                // bytes that nothing else sees yet (it is kept alive in `objs`).
+                let buf =
+                    unsafe { std::slice::from_raw_parts_mut(*ptr as *mut u8, fi.size as usize) };
+                a.read_file_into(fi, buf)
+            })
+        });
+        for r in read {
+            r.py()?;
+        }
+        PyList::new(py, objs)
     }
 
     // ------------------------------------------------------------------ lookups
