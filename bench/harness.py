@@ -67,6 +67,9 @@ class Case:
     note: str = ""
     cold: bool = False         # drop the page cache before every run (untimed)
     warm: tuple = ()           # files or trees read into the page cache before every run
+    inner: bool = False        # the command times its own measured work and prints
+                               # "elapsed SECONDS" as the last line of stderr: that time
+                               # is used instead of the wall time (no interpreter start-up)
     samples: list = field(default_factory=list)   # (seconds, peak_rss_kb)
 
 
@@ -99,6 +102,11 @@ def measure(case):
         raise SystemExit(f"{case.label}: command failed ({p.returncode}): {case.cmd}\n"
                          f"{p.stderr.decode(errors='replace')[-2000:]}")
     rss = int(rss_lines[-1]) if rss_lines else 0
+    if case.inner:
+        last = p.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        if not last or not last[0].startswith("elapsed "):
+            raise SystemExit(f"{case.label}: no 'elapsed SECONDS' line on stderr: {case.cmd}")
+        elapsed = float(last[0].split()[1])
     return elapsed, rss
 
 

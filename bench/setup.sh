@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the benchmark peers: Python barecat 0.3.1 (PyPI, in .venv), GNU tar,
-# bsdtar, Info-ZIP zip/unzip, GNU time (for peak RSS); and build our release binaries.
+# bsdtar, Info-ZIP zip/unzip, GNU time (for peak RSS), barecat-cython 0.0.2; and build our
+# release binaries and the Python module barecat_rs (into .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -20,4 +21,9 @@ if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.vers
     "$venv/bin/pip" install --quiet "barecat==0.3.1"
 fi
 cargo build --release --quiet
+# The Python module (release build) and the peers of bench/python.py.
+"$venv/bin/pip" install --quiet "maturin>=1.16,<2"
+"$venv/bin/pip" install --quiet "barecat-cython==0.0.2" ||
+    echo "setup.sh: barecat-cython 0.0.2 does not install here; bench/python.py leaves it out" >&2
+(cd python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --release -q)
 echo "peers ready: $("$venv/bin/barecat" --help >/dev/null && echo 'python barecat 0.3.1'), $(tar --version | head -1), $(bsdtar --version), $(zip -v | sed -n 2p | xargs)"

@@ -11,6 +11,8 @@
 #    tests/peers.txt (Python barecat 0.3.1 from PyPI, ...). Reinstalled only when
 #    tests/peers.txt changes.
 # 3. The tests: cargo test over every target.
+# 4. The Python module barecat_rs (python/): built into the venv with maturin (again
+#    only when its Rust sources changed), then its tests (pytest python/tests).
 #
 # Under CI=true a missing peer fails the tests that need it instead of skipping them.
 set -euo pipefail
@@ -70,3 +72,24 @@ export BARECAT_PYTHON="$venv/bin/python"
 
 # --- 3. The tests ------------------------------------------------------------------
 cargo test --all-targets "$@"
+
+# --- 4. The Python module and its tests --------------------------------------------
+ci=false
+case "${CI:-}" in "" | 0 | false) ;; *) ci=true ;; esac
+if [ -x "$venv/bin/maturin" ] && "$venv/bin/python" -c 'import pytest' 2>/dev/null; then
+    src_hash=$(find Cargo.toml Cargo.lock src python/Cargo.toml python/pyproject.toml python/src \
+        -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
+    built="$venv/.barecat_rs-$src_hash"
+    if [ ! -e "$built" ] || ! "$venv/bin/python" -c 'import barecat_rs' 2>/dev/null; then
+        echo "test.sh: building the Python module barecat_rs into $venv" >&2
+        (cd python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop -q)
+        rm -f "$venv"/.barecat_rs-*
+        touch "$built"
+    fi
+    "$venv/bin/python" -m pytest -q python/tests
+elif [ "$ci" = true ]; then
+    echo "test.sh: maturin or pytest missing from $venv: CI must run the Python module's tests" >&2
+    exit 1
+else
+    echo "skipped python/tests: maturin or pytest is not installed in $venv (run ./scripts/test.sh with network access)" >&2
+fi

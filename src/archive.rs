@@ -11,14 +11,11 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::path::Path;
 
-use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::ToSql;
-
 use crate::crc;
 use crate::entry::{DirInfo, Entry, FileInfo, Order};
-use crate::error::{Error, Result, SqlContext};
+use crate::error::{Error, Result};
 use crate::glob::{Glob, GlobOptions};
-use crate::index::{Cursor, Index, DIR_COLS, FILE_COLS};
+use crate::index::{Cursor, Index};
 use crate::layout::Layout;
 use crate::path as mpath;
 use crate::read_pool::ReadPool;
@@ -198,9 +195,23 @@ impl Archive {
     /// overwrite a file's old bytes only after committing its move), so the bytes
     /// returned are the file's.
     pub fn read_range(&self, fi: &FileInfo, offset: u64, len: u64) -> Result<Vec<u8>> {
+        // The extent is checked before allocating, so an absurd size in a damaged
+        // row never becomes a giant allocation.
+        self.shards.check_extent(fi)?;
+        let start = offset.min(fi.size);
+        let mut buf = vec![0u8; len.min(fi.size - start) as usize];
+        let n = self.read_range_into(fi, offset, &mut buf)?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
+    /// [`read_range`](Self::read_range) into a caller's buffer: reads up to
+    /// `buf.len()` bytes of `fi` from `offset` and returns how many were read (fewer
+    /// at the end of the file).
+    pub fn read_range_into(&self, fi: &FileInfo, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let mut cur = fi.clone();
         for _ in 0..MOVE_RETRIES {
-            let r = self.read_range_once(&cur, offset, len);
+            let r = self.read_range_once(&cur, offset, buf);
             if !self.shards.is_current(cur.shard) {
                 continue; // the shard file was replaced: read again from the new one
             }
@@ -215,13 +226,28 @@ impl Archive {
         Err(kept_moving(fi))
     }
 
-    fn read_range_once(&self, fi: &FileInfo, offset: u64, len: u64) -> Result<Vec<u8>> {
+    fn read_range_once(&self, fi: &FileInfo, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let start = offset.min(fi.size);
-        let n = len.min(fi.size - start);
+        let n = (buf.len() as u64).min(fi.size - start) as usize;
         self.shards.check_extent(fi)?;
-        let mut buf = vec![0u8; n as usize];
-        self.shards.read_into(fi, start, &mut buf)?;
-        Ok(buf)
+        self.shards.read_into(fi, start, &mut buf[..n])?;
+        Ok(n)
+    }
+
+    /// [`read_file`](Self::read_file) into a caller's buffer of exactly `fi.size`
+    /// bytes (no allocation, no copy). A file that a concurrent writer replaced by
+    /// one of another size is an error.
+    pub fn read_file_into(&self, fi: &FileInfo, buf: &mut [u8]) -> Result<()> {
+        self.follow_moves(fi, |fi| {
+            if fi.size != buf.len() as u64 {
+                return Err(Error::SourceChanged {
+                    path: fi.path.clone(),
+                    detail: format!("is {} bytes, not {}", fi.size, buf.len()),
+                });
+            }
+            self.shards.read_into(fi, 0, buf)?;
+            check_crc(fi, buf)
+        })
     }
 
     /// The row of `fi`'s path if it differs from `fi` now (the file was moved,
@@ -236,7 +262,11 @@ impl Archive {
 
     /// Run a CRC-checked read of `fi`, following the file if a concurrent writer
     /// moved it (see [`read_file`](Self::read_file)).
-    fn follow_moves<T>(&self, fi: &FileInfo, read: impl Fn(&FileInfo) -> Result<T>) -> Result<T> {
+    fn follow_moves<T>(
+        &self,
+        fi: &FileInfo,
+        mut read: impl FnMut(&FileInfo) -> Result<T>,
+    ) -> Result<T> {
         let mut cur = std::borrow::Cow::Borrowed(fi);
         let mut reopened = false;
         for _ in 0..MOVE_RETRIES {
@@ -320,19 +350,7 @@ impl Archive {
     /// The subdirectories and files directly in `dir`, each sorted by path.
     pub fn listdir(&self, dir: &str) -> Result<Listing> {
         let d = mpath::normalize(dir);
-        self.with_index(|i| {
-            if !i.is_dir(&d)? {
-                return Err(if i.is_file(&d)? {
-                    Error::NotADirectory(d)
-                } else {
-                    Error::NotFound(d)
-                });
-            }
-            Ok(Listing {
-                dirs: i.child_dirs(&d)?,
-                files: i.child_files(&d)?,
-            })
-        })
+        self.with_index(|i| i.listing(&d))
     }
 
     /// Walk the tree below `dir` top-down, like `os.walk`: one [`Listing`] per
@@ -377,38 +395,7 @@ impl Archive {
     /// root is never matched.
     pub fn glob(&self, pattern: &str, opts: GlobOptions) -> Result<Vec<Entry>> {
         let glob = Glob::new(pattern, opts)?;
-        let prefix = glob.literal_prefix().as_bytes().to_vec();
-        let upper = prefix_upper_bound(&prefix);
-        let mut out = Vec::new();
-        self.with_index(|i| {
-            for (table, cols) in [("files", FILE_COLS), ("dirs", DIR_COLS)] {
-                let sql = format!(
-                    "SELECT {cols} FROM {table} WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) \
-                     AND path != '' ORDER BY path"
-                );
-                let mut stmt = i.conn().prepare_cached(&sql).at(i.path())?;
-                let lo = RawText(&prefix);
-                let hi = upper.as_deref().map(RawText);
-                let mut rows = stmt.query((&lo, &hi)).at(i.path())?;
-                while let Some(row) = rows.next().at(i.path())? {
-                    let path: &str = match row.get_ref(0).at(i.path())? {
-                        ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
-                        _ => "",
-                    };
-                    if !glob.is_match(path) {
-                        continue;
-                    }
-                    out.push(if table == "files" {
-                        Entry::File(i.decode_file(row)?)
-                    } else {
-                        Entry::Dir(i.decode_dir(row)?)
-                    });
-                }
-            }
-            Ok(())
-        })?;
-        out.sort_by(|a, b| a.path().cmp(b.path()));
-        Ok(out)
+        self.with_index(|i| i.glob(&glob))
     }
 }
 
@@ -429,28 +416,6 @@ fn kept_moving(fi: &FileInfo) -> Error {
         path: fi.path.clone(),
         detail: "moved by a concurrent writer during every attempt to read it".into(),
     }
-}
-
-/// Bind raw bytes as SQLite TEXT (for range bounds that need not be valid UTF-8).
-struct RawText<'a>(&'a [u8]);
-
-impl ToSql for RawText<'_> {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
-    }
-}
-
-/// The smallest byte string greater than every string that starts with `prefix`,
-/// or `None` when there is none (empty prefix or all 0xFF).
-fn prefix_upper_bound(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut hi = prefix.to_vec();
-    while let Some(last) = hi.pop() {
-        if last < 0xFF {
-            hi.push(last + 1);
-            return Some(hi);
-        }
-    }
-    None
 }
 
 fn compare_crc(fi: &FileInfo, actual: u32) -> Result<()> {
@@ -551,13 +516,5 @@ mod tests {
     fn archive_is_shareable() {
         fn is_sync<T: Sync + Send>() {}
         is_sync::<Archive>();
-    }
-
-    #[test]
-    fn upper_bounds() {
-        assert_eq!(prefix_upper_bound(b"ab"), Some(b"ac".to_vec()));
-        assert_eq!(prefix_upper_bound(b"a\xff"), Some(b"b".to_vec()));
-        assert_eq!(prefix_upper_bound(b""), None);
-        assert_eq!(prefix_upper_bound(b"\xff"), None);
     }
 }

@@ -11,19 +11,33 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::config::DbConfig;
-use rusqlite::types::ValueRef;
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, ToSql};
 
-use crate::entry::{DirInfo, FileInfo, Meta, Order};
+use crate::archive::Listing;
+use crate::entry::{DirInfo, Entry, FileInfo, Meta, Order};
 use crate::error::{Error, Result, SqlContext};
+use crate::glob::Glob;
 use crate::path as mpath;
 use crate::schema::{self, Version};
 
+/// The columns selected for a `FileInfo`, in decoding order (a macro, so that the
+/// point lookups below are string constants: a lookup by path then formats nothing).
+macro_rules! file_cols {
+    () => {
+        "path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns"
+    };
+}
+/// The columns selected for a `DirInfo`, in decoding order.
+macro_rules! dir_cols {
+    () => {
+        "path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns"
+    };
+}
 /// Columns selected for a `FileInfo`, in decoding order.
-pub(crate) const FILE_COLS: &str = "path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns";
+pub(crate) const FILE_COLS: &str = file_cols!();
 /// Columns selected for a `DirInfo`, in decoding order.
-pub(crate) const DIR_COLS: &str =
-    "path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns";
+pub(crate) const DIR_COLS: &str = dir_cols!();
 
 /// SQL for the parent of the column `x`, identical to the generated column. SQLite's
 /// string functions stop at a NUL byte, so in a damaged index a value holding one
@@ -426,7 +440,7 @@ impl Index {
     pub fn file(&self, path: &str) -> Result<Option<FileInfo>> {
         Ok(self
             .query_files(
-                &format!("SELECT {FILE_COLS} FROM files WHERE path = ?1"),
+                concat!("SELECT ", file_cols!(), " FROM files WHERE path = ?1"),
                 [path],
             )?
             .pop())
@@ -436,7 +450,7 @@ impl Index {
     pub fn dir(&self, path: &str) -> Result<Option<DirInfo>> {
         Ok(self
             .query_dirs(
-                &format!("SELECT {DIR_COLS} FROM dirs WHERE path = ?1"),
+                concat!("SELECT ", dir_cols!(), " FROM dirs WHERE path = ?1"),
                 [path],
             )?
             .pop())
@@ -444,17 +458,16 @@ impl Index {
 
     /// Does a file row exist at `path`?
     pub fn is_file(&self, path: &str) -> Result<bool> {
-        self.exists_in("files", path)
+        self.exists_in("SELECT 1 FROM files WHERE path = ?1", path)
     }
 
     /// Does a dir row exist at `path`?
     pub fn is_dir(&self, path: &str) -> Result<bool> {
-        self.exists_in("dirs", path)
+        self.exists_in("SELECT 1 FROM dirs WHERE path = ?1", path)
     }
 
-    fn exists_in(&self, table: &str, path: &str) -> Result<bool> {
-        let sql = format!("SELECT 1 FROM {table} WHERE path = ?1");
-        let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
+    fn exists_in(&self, sql: &'static str, path: &str) -> Result<bool> {
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
         stmt.exists([path]).at(&self.path)
     }
 
@@ -472,6 +485,57 @@ impl Index {
             &format!("SELECT {FILE_COLS} FROM files WHERE parent = ?1 ORDER BY path"),
             [dir],
         )
+    }
+
+    /// The subdirectories and files directly in the (normalized) directory `dir`,
+    /// each sorted by path. A file or a missing path is an error.
+    pub fn listing(&self, dir: &str) -> Result<Listing> {
+        if !self.is_dir(dir)? {
+            return Err(if self.is_file(dir)? {
+                Error::NotADirectory(dir.to_string())
+            } else {
+                Error::NotFound(dir.to_string())
+            });
+        }
+        Ok(Listing {
+            dirs: self.child_dirs(dir)?,
+            files: self.child_files(dir)?,
+        })
+    }
+
+    /// Files and directories whose whole path matches `glob`, sorted by path. The
+    /// root is never matched. Only the range of paths that start with the pattern's
+    /// literal prefix is scanned.
+    pub fn glob(&self, glob: &Glob) -> Result<Vec<Entry>> {
+        let prefix = glob.literal_prefix().as_bytes().to_vec();
+        let upper = prefix_upper_bound(&prefix);
+        let mut out = Vec::new();
+        for (table, cols) in [("files", FILE_COLS), ("dirs", DIR_COLS)] {
+            let sql = format!(
+                "SELECT {cols} FROM {table} WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) \
+                 AND path != '' ORDER BY path"
+            );
+            let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
+            let lo = RawText(&prefix);
+            let hi = upper.as_deref().map(RawText);
+            let mut rows = stmt.query((&lo, &hi)).at(&self.path)?;
+            while let Some(row) = rows.next().at(&self.path)? {
+                let path: &str = match row.get_ref(0).at(&self.path)? {
+                    ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
+                    _ => "",
+                };
+                if !glob.is_match(path) {
+                    continue;
+                }
+                out.push(if table == "files" {
+                    Entry::File(self.decode_file(row)?)
+                } else {
+                    Entry::Dir(self.decode_dir(row)?)
+                });
+            }
+        }
+        out.sort_by(|a, b| a.path().cmp(b.path()));
+        Ok(out)
     }
 
     /// One page of files in the given order, strictly after `cursor`, optionally
@@ -781,6 +845,28 @@ impl Index {
     }
 }
 
+/// Bind raw bytes as SQLite TEXT (for range bounds that need not be valid UTF-8).
+struct RawText<'a>(&'a [u8]);
+
+impl ToSql for RawText<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
+    }
+}
+
+/// The smallest byte string greater than every string that starts with `prefix`,
+/// or `None` when there is none (empty prefix or all 0xFF).
+fn prefix_upper_bound(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut hi = prefix.to_vec();
+    while let Some(last) = hi.pop() {
+        if last < 0xFF {
+            hi.push(last + 1);
+            return Some(hi);
+        }
+    }
+    None
+}
+
 /// Where a paged iteration stands.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cursor {
@@ -951,4 +1037,17 @@ pub(crate) fn decode_dir(row: &Row<'_>) -> std::result::Result<DirInfo, String> 
         meta: meta(&path, row, 5)?,
         path,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upper_bounds() {
+        assert_eq!(prefix_upper_bound(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_upper_bound(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_upper_bound(b""), None);
+        assert_eq!(prefix_upper_bound(b"\xff"), None);
+    }
 }

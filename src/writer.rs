@@ -769,6 +769,52 @@ impl ArchiveWriter {
         self.finish_file(pf)
     }
 
+    /// The whole content of `fi` (a row of this writer's index, perhaps added in the
+    /// open batch), CRC-checked. Bytes still buffered are handed to the kernel first,
+    /// so that files added a moment ago read back.
+    pub fn read_file(&mut self, fi: &FileInfo) -> Result<Vec<u8>> {
+        let data = self.read_at(fi, 0, fi.size)?;
+        crate::archive::check_crc(fi, &data)?;
+        Ok(data)
+    }
+
+    /// Up to `len` bytes of `fi` from `offset` (clamped to the file), not CRC-checked;
+    /// see [`read_file`](Self::read_file).
+    pub fn read_at(&mut self, fi: &FileInfo, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.check_usable()?;
+        if let Err(e) = self.shards.flush() {
+            return self.poison(e);
+        }
+        let path = self.layout.shard_path(fi.shard);
+        let file = File::open(&path).at(&path)?;
+        let shard_len = file.metadata().at(&path)?.len();
+        if fi.end() > shard_len {
+            return Err(Error::BadExtent {
+                member: fi.path.clone(),
+                shard: fi.shard as i64,
+                offset: fi.offset as i64,
+                size: fi.size as i64,
+                detail: format!(
+                    "extends past the end of {} ({shard_len} bytes)",
+                    path.display()
+                ),
+            });
+        }
+        let start = offset.min(fi.size);
+        let mut buf = vec![0u8; len.min(fi.size - start) as usize];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf, fi.offset + start).at(&path)?;
+        Ok(buf)
+    }
+
+    /// Commit at most this often and every this many bytes from now on (see
+    /// [`WriterOptions::commit_interval`]); `Duration::MAX` and `u64::MAX` commit only
+    /// when told ([`commit`](Self::commit), [`finish`](Self::finish)): one
+    /// transaction for a whole bulk import.
+    pub fn set_commit_policy(&mut self, interval: Duration, bytes: u64) {
+        self.opts.commit_interval = interval;
+        self.opts.commit_bytes = bytes;
+    }
+
     /// Add a file at `to` holding a copy of the content of the file at `from`, which
     /// may still be in the open batch (a tar hard link to an earlier member). The
     /// bytes are copied, so the two rows never share an extent. The copy is checked

@@ -990,3 +990,58 @@ fn idle_readers_let_python_writers_commit() {
     );
     assert_eq!(a.read("late/from_python.txt").unwrap(), b"py");
 }
+
+#[test]
+fn reads_into_caller_buffers_check_what_they_should() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("b.barecat");
+    let mut w = new_writer(&p, None);
+    w.add_file("a", Meta::default(), b"hello world", None)
+        .unwrap();
+    w.finish().unwrap();
+    let a = Archive::open(&p).unwrap();
+    let fi = a.file_info("a").unwrap();
+    let mut whole = vec![0u8; 11];
+    a.read_file_into(&fi, &mut whole).unwrap();
+    assert_eq!(whole, b"hello world");
+    // A buffer of another size than the file is an error, not a short read.
+    assert!(a.read_file_into(&fi, &mut [0u8; 5]).is_err());
+    let mut part = [0u8; 8];
+    assert_eq!(a.read_range_into(&fi, 6, &mut part).unwrap(), 5);
+    assert_eq!(&part[..5], b"world");
+    assert_eq!(a.read_range_into(&fi, 50, &mut part).unwrap(), 0);
+    // Corrupt a byte: the whole-file read fails its CRC check, the range read does not check.
+    let shard = format!("{}-shard-00000", p.display());
+    let mut bytes = std::fs::read(&shard).unwrap();
+    bytes[0] = b'j';
+    std::fs::write(&shard, bytes).unwrap();
+    let a = Archive::open(&p).unwrap();
+    assert!(matches!(
+        a.read_file_into(&fi, &mut whole),
+        Err(barecat::Error::CrcMismatch { .. })
+    ));
+    assert_eq!(a.read_range_into(&fi, 0, &mut part).unwrap(), 8);
+    assert_eq!(&part, b"jello wo");
+}
+
+#[test]
+fn a_writer_reads_back_its_open_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rw.barecat");
+    let mut w = new_writer(&p, None);
+    // Never commits by itself: everything stays in one open batch.
+    w.set_commit_policy(std::time::Duration::MAX, u64::MAX);
+    let fi = w
+        .add_file("x/y", Meta::default(), b"uncommitted", None)
+        .unwrap();
+    assert_eq!(w.read_file(&fi).unwrap(), b"uncommitted");
+    assert_eq!(w.read_at(&fi, 2, 3).unwrap(), b"com");
+    assert_eq!(w.read_at(&fi, 100, 3).unwrap(), b"");
+    // Nothing is committed yet: a reader sees an empty archive.
+    assert_eq!(Archive::open(&p).unwrap().count_files().unwrap(), 0);
+    w.finish().unwrap();
+    assert_eq!(
+        Archive::open(&p).unwrap().read("x/y").unwrap(),
+        b"uncommitted"
+    );
+}

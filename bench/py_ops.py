@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""One measured operation of bench/python.py, run in a fresh interpreter. Prints
+"elapsed SECONDS" (the operation only, not the interpreter's start-up) as the last
+line of stderr, and a checksum of what it read on stdout.
+
+usage: py_ops.py OP ARGS...
+  get-ours ARCH PATHS          barecat_rs: bc[path] for every path, one thread
+  get-python ARCH PATHS        Python barecat 0.3.1: bc[path]
+  get-cython ARCH PATHS        barecat-cython 0.0.2: BarecatMmapCython(ARCH).read(path)
+  open-loose TREE PATHS        open(TREE/path, 'rb').read()
+  many-ours ARCH PATHS THREADS barecat_rs: bc.read_many(paths, threads=THREADS)
+  write-ours OUT N             barecat_rs: bc[path] = data for N small files
+  write-python OUT N           Python barecat 0.3.1: the same
+  import-ours                  import barecat_rs
+"""
+import sys
+import time
+import zlib
+
+
+def paths_of(f):
+    with open(f) as fh:
+        return fh.read().split("\n")[:-1]
+
+
+def small_files(n):
+    """N (path, ~700 B content) pairs, the shape of the `tiny` set."""
+    pool = bytes(range(256)) * 16
+    return [(f"part_{i % 10:02d}/class_{(i // 10) % 100:03d}/item_{i:07d}.txt",
+             i.to_bytes(8, "little") + pool[i % 1000:i % 1000 + 400 + i % 600]) for i in range(n)]
+
+
+def main():
+    op, args = sys.argv[1], sys.argv[2:]
+    acc = 0
+    if op == "import-ours":
+        t = time.perf_counter()
+        import barecat_rs  # noqa: F401
+
+        elapsed = time.perf_counter() - t
+    elif op.startswith("write-"):
+        out, n = args[0], int(args[1])
+        items = small_files(n)
+        if op == "write-ours":
+            import barecat_rs as mod
+        else:
+            import barecat as mod
+        t = time.perf_counter()
+        with mod.Barecat(out, readonly=False, overwrite=True) as bc:
+            for p, d in items:
+                bc[p] = d
+        elapsed = time.perf_counter() - t
+    else:
+        target, paths = args[0], paths_of(args[1])
+        if op == "get-ours":
+            import barecat_rs
+
+            bc = barecat_rs.Barecat(target)
+            get = bc.__getitem__
+        elif op == "get-python":
+            import barecat
+
+            bc = barecat.Barecat(target)
+            get = bc.__getitem__
+        elif op == "get-cython":
+            # BarecatCython.read fails with NumPy 2 (it uses np.NPY_OWNDATA); the
+            # memory-mapped reader works and copies nothing.
+            from barecat_cython import BarecatMmapCython
+
+            get = BarecatMmapCython(target).read
+        elif op == "open-loose":
+            def get(p, root=target + "/"):
+                with open(root + p, "rb") as f:
+                    return f.read()
+        elif op == "many-ours":
+            import barecat_rs
+
+            bc = barecat_rs.Barecat(target)
+            threads = int(args[2])
+            t = time.perf_counter()
+            for d in bc.read_many(paths, threads=threads):
+                acc = zlib.adler32(d, acc)
+            elapsed = time.perf_counter() - t
+            get = None
+        else:
+            raise SystemExit(f"unknown op {op}")
+        if get is not None:
+            t = time.perf_counter()
+            for p in paths:
+                acc = zlib.adler32(get(p), acc)
+            elapsed = time.perf_counter() - t
+    print(acc)
+    print(f"elapsed {elapsed:.6f}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""barecat_rs: fast reading and writing of barecat archives from Python.
+
+A drop-in for Python barecat's ``Barecat`` in data loaders: the same API
+(``bc[path]``, ``read``, ``open``, ``listdir``, ``walk``, ``glob``, ...), reads
+that release the GIL, batch reads on a thread pool (``read_many``), zero-copy
+views of the shards, objects that survive ``fork`` and pickle for ``spawn``
+workers::
+
+    import barecat_rs
+    with barecat_rs.Barecat("train.barecat") as bc:
+        img = bc["images/000001.jpg"]
+        batch = bc.read_many(paths, threads=8)
+"""
+
+from ._native import (
+    BarecatDirInfo,
+    BarecatFileInfo,
+    __version__,
+    crc32c,
+    merge,
+    merge_symlink,
+)
+from .exceptions import *  # noqa: F401,F403
+from .exceptions import __all__ as _exceptions
+from ._barecat import Barecat, BarecatFileObject, Index, Order, SHARD_SIZE_UNLIMITED
+
+FileInfo = BarecatFileInfo
+DirInfo = BarecatDirInfo
+
+
+def __getattr__(name):
+    # The codecs (and what they import) load on first use: `import barecat_rs`
+    # stays fast.
+    if name == "DecodedView":
+        from .codecs import DecodedView
+
+        return DecodedView
+    raise AttributeError(f"module 'barecat_rs' has no attribute {name!r}")
+
+
+__all__ = [
+    "Barecat",
+    "BarecatDirInfo",
+    "BarecatFileInfo",
+    "BarecatFileObject",
+    "DecodedView",
+    "DirInfo",
+    "FileInfo",
+    "Index",
+    "Order",
+    "SHARD_SIZE_UNLIMITED",
+    "crc32c",
+    "merge",
+    "merge_symlink",
+    "__version__",
+] + _exceptions

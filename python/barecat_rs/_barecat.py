@@ -1,0 +1,383 @@
+"""The ``Barecat`` class: the native archive object plus the parts of Python
+barecat's API that are naturally Python (iteration, walking, file objects, the
+``index`` namespace, pickling)."""
+
+import io
+import os
+from collections.abc import MutableMapping
+from contextlib import contextmanager
+from enum import Flag, auto
+
+from ._native import BarecatDirInfo, BarecatFileInfo, _Archive
+from .exceptions import FileNotFoundBarecatError
+
+SHARD_SIZE_UNLIMITED = (1 << 63) - 1
+
+
+class Order(Flag):
+    """Order of iteration, as in Python barecat. ``ANY`` is insertion order."""
+
+    ANY = auto()
+    RANDOM = auto()
+    ADDRESS = auto()
+    PATH = auto()
+    DESC = auto()
+
+
+def _order(order):
+    """Our Order from ours or from Python barecat's (matched by member names)."""
+    if isinstance(order, Order):
+        return order
+    result = Order(0)
+    cls = type(order)
+    for member in Order:
+        other = getattr(cls, member.name, None)
+        if other is not None and other & order:
+            result |= member
+    return result or Order.ANY
+
+
+def _ordered(items, order, key):
+    if order & Order.RANDOM:
+        import random
+
+        items = list(items)
+        random.shuffle(items)
+        return iter(items)
+    if order & Order.DESC:
+        return iter(sorted(items, key=key, reverse=True))
+    return items
+
+
+def _reopen(cls, path, options):
+    return cls(path, **options)
+
+
+class Barecat(_Archive, MutableMapping):
+    """A barecat archive, for reading (default) or writing.
+
+    ``Barecat(path, readonly=True)`` opens an existing archive for reading; any
+    number of threads may read at once, and the object can be pickled (only the
+    path travels) and used across ``fork``. ``Barecat(path, readonly=False,
+    overwrite=False, exist_ok=True, shard_size_limit=None)`` opens or creates one
+    for writing; ``close()`` (or leaving the ``with`` block) commits.
+    """
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __reduce__(self):
+        (path,) = self._reopen_args()
+        return _reopen, (type(self), path, {"readonly": True})
+
+    # ------------------------------------------------------------ dict interface
+
+    def __iter__(self):
+        return self.files()
+
+    def keys(self):
+        return self.files()
+
+    def items(self):
+        for fi in self.index.iter_all_fileinfos():
+            yield fi.path, self.read(fi)
+
+    def values(self):
+        for _, data in self.items():
+            yield data
+
+    def get(self, path, default=None):
+        try:
+            return self[path]
+        except KeyError:
+            return default
+
+    def files(self):
+        """All file paths, in insertion order."""
+        for fi in self.index.iter_all_fileinfos():
+            yield fi.path
+
+    def dirs(self):
+        """All directory paths, in path order (the root is ``''``)."""
+        for di in self.index.iter_all_dirinfos():
+            yield di.path
+
+    # ------------------------------------------------------------ file system
+
+    def open(self, item, mode="r", encoding=None, errors=None, newline=None):
+        """A read-only file object for a file of the archive: binary
+        (``BarecatFileObject``: read, readinto, seek, tell) with mode ``'rb'``,
+        text (``io.TextIOWrapper``) with ``'r'``, as in Python barecat."""
+        if mode.replace("t", "").replace("b", "") != "r":
+            raise ValueError(f"unsupported mode {mode!r}: barecat_rs opens files for reading only")
+        if isinstance(item, BarecatFileInfo) and item.size is not None:
+            info = item
+        else:
+            info = self._file_info(item.path if isinstance(item, BarecatFileInfo) else item)
+        raw = BarecatFileObject(self, info)
+        if "b" in mode:
+            return raw
+        return io.TextIOWrapper(
+            io.BufferedReader(raw), encoding=encoding or "utf-8", errors=errors, newline=newline
+        )
+
+    def _file_info(self, path):
+        info = self._info(path)
+        if info is None:
+            raise FileNotFoundBarecatError(f"{path}: no such file or directory in archive")
+        if isinstance(info, BarecatDirInfo):
+            from .exceptions import IsADirectoryBarecatError
+
+            raise IsADirectoryBarecatError(f"{info.path}: is a directory in archive")
+        return info
+
+    def walk(self, path=""):
+        """Like ``os.walk``: (dirpath, dirnames, filenames) for every directory below
+        ``path``, top-down, names sorted (the root is reported as ``'.'``, as Python
+        barecat does)."""
+        stack = [path]
+        first = True
+        while stack:
+            try:
+                dirpath, dirs, files = self._listing(stack.pop())
+            except FileNotFoundError:
+                if first:
+                    raise
+                continue  # removed meanwhile
+            first = False
+            # The root is '.', as in Python barecat.
+            yield (dirpath or ".", [d.path.rpartition("/")[2] for d in dirs],
+                   [f.path.rpartition("/")[2] for f in files])
+            stack.extend(d.path for d in reversed(dirs))
+
+    def scandir(self, path=""):
+        """Infos (``BarecatDirInfo`` then ``BarecatFileInfo``) of the entries directly
+        in ``path``."""
+        _, dirs, files = self._listing(path)
+        return iter(dirs + files)
+
+    def glob(self, pattern, recursive=False, include_hidden=False):
+        """Paths of files and directories matching ``pattern`` (Python ``glob``
+        rules; ``**`` spans directories when ``recursive``)."""
+        return self._glob(pattern, recursive, include_hidden, False)
+
+    def globfiles(self, pattern, recursive=False, include_hidden=False):
+        return self._glob(pattern, recursive, include_hidden, True)
+
+    def iglob(self, pattern, recursive=False, include_hidden=False):
+        return iter(self._glob(pattern, recursive, include_hidden, False))
+
+    def iglobfiles(self, pattern, recursive=False, include_hidden=False):
+        return iter(self._glob(pattern, recursive, include_hidden, True))
+
+    # ------------------------------------------------------------ writing
+
+    def add(self, item, *, data=None, fileobj=None, bufsize=None, dir_exist_ok=False,
+            file_exist_ok=False):
+        """Add a file (``item`` a path or a ``BarecatFileInfo`` carrying metadata;
+        content from ``data`` or read from ``fileobj``) or a directory (``item`` a
+        ``BarecatDirInfo``). Missing parent directories are created."""
+        if isinstance(item, BarecatDirInfo):
+            self._add_dir(item.path, item.mode, item.uid, item.gid, item.mtime_ns, dir_exist_ok)
+            return
+        info = item if isinstance(item, BarecatFileInfo) else BarecatFileInfo(path=os.fspath(item))
+        if data is None:
+            if fileobj is None:
+                raise ValueError("add() needs data or fileobj")
+            data = fileobj.read()
+        added = self._add_file(info.path, data, info.mode, info.uid, info.gid, info.mtime_ns,
+                               file_exist_ok)
+        if added is not None and isinstance(item, BarecatFileInfo):
+            item.shard, item.offset, item.size, item.crc32c = (
+                added.shard, added.offset, added.size, added.crc32c)
+
+    def mkdir(self, path, mode=0o755, exist_ok=False):
+        """Create a directory (and missing parents)."""
+        self._add_dir(path, mode, None, None, None, exist_ok)
+
+    @contextmanager
+    def bulk(self):
+        """Bulk import: everything added in the block is one transaction, committed
+        at its end (the directory statistics are updated once)."""
+        self._set_bulk(True)
+        try:
+            yield self
+        finally:
+            if not self.closed:
+                self._set_bulk(False)
+
+    @property
+    def index(self):
+        return Index(self)
+
+
+class Index:
+    """The ``bc.index`` namespace of Python barecat: iteration over the index."""
+
+    __slots__ = ("_bc",)
+
+    def __init__(self, bc):
+        self._bc = bc
+
+    def iter_all_fileinfos(self, order=Order.ANY, bufsize=None):
+        """Every file's info, in ``order`` (``ANY`` = insertion, ``PATH``, ``ADDRESS``,
+        with ``DESC`` or ``RANDOM``)."""
+        order = _order(order)
+        if order & Order.ADDRESS:
+            native = "address"
+            key = lambda f: (f.shard, f.offset)  # noqa: E731
+        elif order & Order.PATH:
+            native = "path"
+            key = lambda f: f.path  # noqa: E731
+        else:
+            native = "insertion"
+            key = None
+        if order & (Order.DESC | Order.RANDOM):
+            items = list(self._pages(native))
+            if key is None and order & Order.DESC:
+                items.reverse()
+                return iter(items)
+            return _ordered(items, order, key)
+        return self._pages(native)
+
+    def _pages(self, native):
+        cursor = None
+        while True:
+            page, cursor = self._bc._files_page(native, cursor)
+            yield from page
+            if len(page) < 4096:
+                return
+
+    def iter_all_dirinfos(self, order=Order.ANY, bufsize=None):
+        order = _order(order)
+
+        def pages():
+            after = None
+            while True:
+                page = self._bc._dirs_page(after)
+                yield from page
+                if len(page) < 4096:
+                    return
+                after = page[-1].path
+
+        if order & (Order.DESC | Order.RANDOM):
+            return _ordered(list(pages()), order, lambda d: d.path)
+        return pages()
+
+    def iter_all_filepaths(self, order=Order.ANY, bufsize=None):
+        return (f.path for f in self.iter_all_fileinfos(order))
+
+    def iter_all_dirpaths(self, order=Order.ANY, bufsize=None):
+        return (d.path for d in self.iter_all_dirinfos(order))
+
+    def lookup_file(self, path):
+        return self._bc._file_info(path)
+
+    def lookup_dir(self, path):
+        info = self._bc._info(path)
+        if not isinstance(info, BarecatDirInfo):
+            raise FileNotFoundBarecatError(f"{path}: no such directory in archive")
+        return info
+
+    def exists(self, path):
+        return self._bc.exists(path)
+
+    def isfile(self, path):
+        return self._bc.isfile(path)
+
+    def isdir(self, path):
+        return self._bc.isdir(path)
+
+    @property
+    def num_files(self):
+        return self._bc.num_files
+
+    @property
+    def num_dirs(self):
+        return self._bc.num_dirs
+
+    @property
+    def total_size(self):
+        return self._bc.total_size
+
+    def no_triggers(self):
+        """Python barecat's bulk-import recipe; here the same as ``bc.bulk()``."""
+        return self._bc.bulk()
+
+    def update_treestats(self):
+        return self._bc.update_treestats()
+
+
+class BarecatFileObject(io.RawIOBase):
+    """A read-only, seekable binary file object for one file of an archive."""
+
+    def __init__(self, bc, info):
+        super().__init__()
+        self._bc = bc
+        self._info = info
+        self._pos = 0
+
+    @property
+    def name(self):
+        return self._info.path
+
+    @property
+    def mode(self):
+        return "rb"
+
+    @property
+    def size(self):
+        return self._info.size
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def writable(self):
+        return False
+
+    def readinto(self, buffer):
+        self._check()
+        n = self._bc.readinto(self._info, buffer, self._pos)
+        self._pos += n
+        return n
+
+    def read(self, size=-1):
+        self._check()
+        if size is None or size < 0:
+            size = max(0, self._info.size - self._pos)
+        data = self._bc.read(self._info, self._pos, size)
+        self._pos += len(data)
+        return data
+
+    def readall(self):
+        return self.read(-1)
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        self._check()
+        if whence == io.SEEK_SET:
+            pos = offset
+        elif whence == io.SEEK_CUR:
+            pos = self._pos + offset
+        elif whence == io.SEEK_END:
+            pos = self._info.size + offset
+        else:
+            raise ValueError(f"invalid whence ({whence})")
+        if pos < 0:
+            raise ValueError(f"negative seek position {pos}")
+        self._pos = pos
+        return pos
+
+    def tell(self):
+        self._check()
+        return self._pos
+
+    def _check(self):
+        if self.closed:
+            raise ValueError("I/O operation on closed file")

@@ -1,0 +1,1058 @@
+//! The archive object behind `barecat_rs.Barecat`: one archive opened for reading
+//! (shared by any number of threads, the GIL released during every lookup, read and
+//! CRC check) or for writing (one writer, batched commits).
+//!
+//! State lives behind a mutex that is only taken with the GIL held and never across
+//! a release of it: it is never contended, and a `fork` (done by a thread holding
+//! the GIL) never leaves it locked. Reads clone the shared reader out of it and
+//! release the GIL; writes keep the GIL (one writer at a time anyway).
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use barecat::glob::{Glob, GlobOptions};
+use barecat::index::{Cursor, Index};
+use barecat::path as bpath;
+use barecat::{
+    Archive as LibArchive, ArchiveWriter, CreateMode, Entry, Error, FileInfo as LibFile, Meta,
+    Order, WriterOptions,
+};
+use pyo3::buffer::PyUntypedBuffer;
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyMemoryView, PyString, PyTuple};
+
+use crate::errors::{self, closed, key_error, to_py, PyResultExt};
+use crate::fork;
+use crate::info::{DirInfo, FileInfo};
+use crate::mapped::MappedBytes;
+use crate::source::Source;
+
+/// Files up to this size are read into a buffer and copied into the `bytes`
+/// object; larger ones are read straight into it.
+const COPY_LIMIT: u64 = 64 << 10;
+
+enum State {
+    Reader {
+        generation: u64,
+        archive: Arc<LibArchive>,
+    },
+    Writer {
+        generation: u64,
+        writer: Box<ArchiveWriter>,
+    },
+    Closed,
+}
+
+/// What a method works on: the shared reader (used with the GIL released), or the
+/// writer (used with the GIL held, under the state lock).
+enum Access<'a> {
+    Read(Arc<LibArchive>),
+    Write(MutexGuard<'a, State>),
+}
+
+fn writer<'a>(g: &'a mut MutexGuard<'_, State>) -> &'a mut ArchiveWriter {
+    match &mut **g {
+        State::Writer { writer, .. } => writer,
+        _ => unreachable!("Access::Write holds a writer"),
+    }
+}
+
+/// The native archive object; `barecat_rs.Barecat` derives from it.
+#[pyclass(name = "_Archive", module = "barecat_rs._native", subclass, frozen)]
+pub struct Archive {
+    source: Source,
+    readonly: bool,
+    append_only: bool,
+    state: Mutex<State>,
+}
+
+/// A position in a paged iteration over files (opaque to Python).
+#[pyclass(frozen, module = "barecat_rs._native")]
+pub struct PageCursor(Cursor);
+
+/// A shard size limit given as an int or a string such as `"10G"`.
+pub fn size_arg(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    let Some(v) = v else { return Ok(None) };
+    if v.is_none() {
+        return Ok(None);
+    }
+    if let Ok(s) = v.cast::<PyString>() {
+        return barecat::size::parse_size(s.to_str()?).py().map(Some);
+    }
+    let n: i64 = v.extract()?;
+    if n <= 0 {
+        return Err(PyValueError::new_err(format!(
+            "shard_size_limit must be positive, not {n}"
+        )));
+    }
+    Ok(Some(n as u64))
+}
+
+/// Run `f` on the bytes of a bytes-like object: `bytes` and C-contiguous buffers
+/// (bytearray, memoryview, numpy arrays) without a copy.
+pub fn with_bytes<T>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<T>) -> PyResult<T> {
+    if let Ok(b) = data.cast::<PyBytes>() {
+        return f(b.as_bytes());
+    }
+    if data.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "a bytes-like object is required, not 'str'",
+        ));
+    }
+    let buf = PyUntypedBuffer::get(data)?;
+    if !buf.is_c_contiguous() {
+        let copy = data
+            .py()
+            .import("builtins")?
+            .getattr("bytes")?
+            .call1((PyMemoryView::from(data)?.call_method1("cast", ("B",))?,))?;
+        let b = copy.cast::<PyBytes>()?;
+        return f(b.as_bytes());
+    }
+    // SAFETY: the buffer is C-contiguous, held (so its memory stays valid) until
+    // `buf` drops after `f`, and `len_bytes` is its size.
+    let slice = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) };
+    f(slice)
+}
+
+/// Normalize a path for writing as Python barecat does: leading `/` are dropped.
+fn write_path(path: &str) -> &str {
+    path.trim_start_matches('/')
+}
+
+/// The file at `path` in an index (a writer's: rows of its open batch included).
+fn file_in(index: &Index, path: &str) -> Result<LibFile, Error> {
+    let p = bpath::normalize(path);
+    match index.file(&p)? {
+        Some(f) => Ok(f),
+        None if index.is_dir(&p)? => Err(Error::IsADirectory(p)),
+        None => Err(Error::NotFound(p)),
+    }
+}
+
+/// The file at `path` in a writer's index.
+fn writer_file(w: &ArchiveWriter, path: &str) -> Result<LibFile, Error> {
+    file_in(w.index(), path)
+}
+
+/// Lookups of `read_many` go in chunks of this many paths through one borrowed
+/// connection.
+const LOOKUP_CHUNK: usize = 256;
+
+fn order_arg(order: &str) -> PyResult<Order> {
+    match order {
+        "path" => Ok(Order::Path),
+        "address" => Ok(Order::Address),
+        "insertion" => Ok(Order::Insertion),
+        o => Err(PyValueError::new_err(format!("unknown order {o:?}"))),
+    }
+}
+
+fn py_entry<'py>(py: Python<'py>, e: Entry) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match e {
+        Entry::File(f) => Bound::new(py, FileInfo::from(f))?.into_any(),
+        Entry::Dir(d) => Bound::new(py, DirInfo::from(d))?.into_any(),
+    })
+}
+
+fn count_dirs(i: &Index) -> Result<u64, Error> {
+    i.conn()
+        .query_row("SELECT count(*) FROM dirs", [], |r| r.get::<_, i64>(0))
+        .map(|n| n.max(0) as u64)
+        .map_err(|e| Error::sqlite(i.path(), e))
+}
+
+impl Archive {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The reader or the writer, for this process: after a fork, a reader is opened
+    /// anew (the inherited one is leaked, untouched); a writer cannot be used.
+    fn access(&self) -> PyResult<Access<'_>> {
+        let mut st = self.lock();
+        let now = fork::generation();
+        let stale_writer = match &mut *st {
+            State::Closed => return Err(closed()),
+            State::Reader {
+                generation,
+                archive,
+            } => {
+                if *generation != now {
+                    let fresh = Arc::new(self.source.open().py()?);
+                    std::mem::forget(std::mem::replace(archive, fresh));
+                    *generation = now;
+                }
+                return Ok(Access::Read(archive.clone()));
+            }
+            State::Writer { generation, .. } => *generation != now,
+        };
+        if stale_writer {
+            return Err(Python::attach(|py| {
+                errors::new_err(
+                    py,
+                    "BarecatError",
+                    format!(
+                        "{}: opened for writing in a parent process; a forked child cannot write \
+                         through it (open the archive again in the child)",
+                        self.source.path().display()
+                    ),
+                )
+            }));
+        }
+        Ok(Access::Write(st))
+    }
+
+    /// The writer, or an error on a read-only archive.
+    fn write_access(&self, what: &str) -> PyResult<MutexGuard<'_, State>> {
+        match self.access()? {
+            Access::Write(g) => Ok(g),
+            Access::Read(_) => Err(to_py_attached(Error::ReadOnly {
+                path: self.source.path().clone(),
+                reason: format!("{what} needs an archive opened with readonly=False"),
+            })),
+        }
+    }
+
+    fn no_append_only(&self, what: &str) -> PyResult<()> {
+        if self.append_only {
+            return Err(to_py_attached(Error::ReadOnly {
+                path: self.source.path().clone(),
+                reason: format!("{what} is not allowed with append_only=True"),
+            }));
+        }
+        Ok(())
+    }
+
+    /// The row for `item` (a path or a `BarecatFileInfo`): an info object with a
+    /// full address is used as it is, otherwise the path is looked up.
+    fn resolve(&self, py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<(Access<'_>, LibFile)> {
+        let access = self.access()?;
+        if let Ok(fi) = item.cast::<FileInfo>() {
+            if let Some(f) = fi.borrow().to_lib() {
+                return Ok((access, f));
+            }
+        }
+        let path: String = match item.cast::<FileInfo>() {
+            Ok(fi) => fi.borrow().path.clone(),
+            Err(_) => item.extract()?,
+        };
+        match access {
+            Access::Read(a) => {
+                let f = py.detach(|| a.file_info(&path)).py()?;
+                Ok((Access::Read(a), f))
+            }
+            Access::Write(mut g) => {
+                let f = writer_file(writer(&mut g), &path).py()?;
+                Ok((Access::Write(g), f))
+            }
+        }
+    }
+
+    /// Run an index query: on the reader's pool with the GIL released, or on the
+    /// writer's connection after committing (so that directory statistics are
+    /// current).
+    fn query<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Index) -> Result<T, Error> + Send,
+    ) -> PyResult<T> {
+        match self.access()? {
+            Access::Read(a) => py.detach(|| a.with_index(f)).py(),
+            Access::Write(mut g) => {
+                let w = writer(&mut g);
+                w.commit().py()?;
+                f(w.index()).py()
+            }
+        }
+    }
+
+    /// Run a file lookup: like [`query`](Self::query), but a writer answers from its
+    /// open batch without committing.
+    fn lookup<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Index) -> Result<T, Error> + Send,
+    ) -> PyResult<T> {
+        match self.access()? {
+            Access::Read(a) => py.detach(|| a.with_index(f)).py(),
+            Access::Write(mut g) => f(writer(&mut g).index()).py(),
+        }
+    }
+}
+
+fn to_py_attached(e: Error) -> PyErr {
+    Python::attach(|py| to_py(py, e))
+}
+
+/// `fi`'s content as a new `bytes`, CRC-checked, read with the GIL released.
+fn read_whole<'py>(py: Python<'py>, a: &LibArchive, fi: &LibFile) -> PyResult<Bound<'py, PyBytes>> {
+    if fi.size <= COPY_LIMIT {
+        let data = py.detach(|| a.read_file(fi)).py()?;
+        return Ok(PyBytes::new(py, &data));
+    }
+    PyBytes::new_with(py, fi.size as usize, |buf| {
+        py.detach(|| a.read_file_into(fi, buf)).py()
+    })
+}
+
+/// A new `bytes` object of `len` bytes whose content is still to be written, and
+/// the address of its buffer.
+fn uninit_bytes(py: Python<'_>, len: usize) -> PyResult<(Bound<'_, PyBytes>, usize)> {
+    // SAFETY: a NULL source asks CPython for an uninitialised buffer of `len` bytes,
+    // which the caller fills before the object is shared.
+    unsafe {
+        let obj =
+            pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as pyo3::ffi::Py_ssize_t);
+        let obj = Bound::from_owned_ptr_or_err(py, obj)?.cast_into_unchecked::<PyBytes>();
+        let ptr = pyo3::ffi::PyBytes_AsString(obj.as_ptr()) as usize;
+        Ok((obj, ptr))
+    }
+}
+
+#[pymethods]
+impl Archive {
+    #[new]
+    #[pyo3(signature = (path, shard_size_limit=None, readonly=true, overwrite=false,
+                        auto_codec=false, exist_ok=true, append_only=false, threadsafe=true,
+                        allow_writing_symlinked_shard=false, **_ignored))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        shard_size_limit: Option<&Bound<'_, PyAny>>,
+        readonly: bool,
+        overwrite: bool,
+        auto_codec: bool,
+        exist_ok: bool,
+        append_only: bool,
+        threadsafe: bool,
+        allow_writing_symlinked_shard: bool,
+        _ignored: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<Archive> {
+        let _ = threadsafe; // readers are always thread-safe; one writer per archive
+        if auto_codec {
+            return Err(PyValueError::new_err(
+                "auto_codec is not supported: wrap the archive in barecat_rs.DecodedView",
+            ));
+        }
+        fork::install();
+        let source = Source::from_py(path)?;
+        let limit = size_arg(shard_size_limit)?;
+        let state = if readonly {
+            let a = py.detach(|| source.open()).py()?;
+            State::Reader {
+                generation: fork::generation(),
+                archive: Arc::new(a),
+            }
+        } else {
+            let mode = if overwrite {
+                CreateMode::Overwrite
+            } else if !exist_ok {
+                CreateMode::New
+            } else {
+                CreateMode::AppendOrCreate
+            };
+            let opts = WriterOptions {
+                mode,
+                shard_size_limit: limit,
+                allow_symlinked_shards: allow_writing_symlinked_shard,
+                ..WriterOptions::default()
+            };
+            let p = source.local_for_writing().py()?.clone();
+            let w = py.detach(|| ArchiveWriter::open(&p, opts)).py()?;
+            State::Writer {
+                generation: fork::generation(),
+                writer: Box::new(w),
+            }
+        };
+        Ok(Archive {
+            source,
+            readonly,
+            append_only,
+            state: Mutex::new(state),
+        })
+    }
+
+    /// The path the archive was opened with.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.source.path().clone()
+    }
+
+    #[getter]
+    fn readonly(&self) -> bool {
+        self.readonly
+    }
+
+    #[getter]
+    fn append_only(&self) -> bool {
+        self.append_only
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        matches!(*self.lock(), State::Closed)
+    }
+
+    // ------------------------------------------------------------------ reading
+
+    /// The content of the file at `path`, CRC-checked (`KeyError` when there is no
+    /// such file, `ValueError` on a checksum mismatch).
+    fn __getitem__<'py>(&self, py: Python<'py>, path: &str) -> PyResult<Bound<'py, PyBytes>> {
+        match self.access()? {
+            Access::Read(a) => {
+                let r = py.detach(|| -> Result<(LibFile, Option<Vec<u8>>), Error> {
+                    let fi = a.file_info(path)?;
+                    if fi.size <= COPY_LIMIT {
+                        let data = a.read_file(&fi)?;
+                        return Ok((fi, Some(data)));
+                    }
+                    Ok((fi, None))
+                });
+                match r {
+                    Ok((_, Some(data))) => Ok(PyBytes::new(py, &data)),
+                    Ok((fi, None)) => read_whole(py, &a, &fi),
+                    Err(e) => Err(key_error(py, e)),
+                }
+            }
+            Access::Write(mut g) => {
+                let w = writer(&mut g);
+                let fi = writer_file(w, path).map_err(|e| key_error(py, e))?;
+                let data = w.read_file(&fi).py()?;
+                Ok(PyBytes::new(py, &data))
+            }
+        }
+    }
+
+    /// Read `size` bytes (all: -1) of a file from `offset`. The CRC is checked when
+    /// the whole file is read.
+    #[pyo3(signature = (item, offset=0, size=-1))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        item: &Bound<'py, PyAny>,
+        offset: i64,
+        size: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let (access, fi) = self.resolve(py, item)?;
+        let offset = offset.max(0) as u64;
+        let whole = offset == 0 && (size < 0 || size as u64 >= fi.size);
+        let len = if size < 0 { u64::MAX } else { size as u64 };
+        match access {
+            Access::Read(a) if whole => read_whole(py, &a, &fi),
+            Access::Read(a) => {
+                let data = py.detach(|| a.read_range(&fi, offset, len)).py()?;
+                Ok(PyBytes::new(py, &data))
+            }
+            Access::Write(mut g) => {
+                let w = writer(&mut g);
+                let data = if whole {
+                    w.read_file(&fi)
+                } else {
+                    w.read_at(&fi, offset, len)
+                }
+                .py()?;
+                Ok(PyBytes::new(py, &data))
+            }
+        }
+    }
+
+    /// Read a file from `offset` into a writable buffer, as much as fits; returns
+    /// the number of bytes read. The CRC is checked when the whole file is read.
+    #[pyo3(signature = (item, buffer, offset=0))]
+    fn readinto(
+        &self,
+        py: Python<'_>,
+        item: &Bound<'_, PyAny>,
+        buffer: &Bound<'_, PyAny>,
+        offset: i64,
+    ) -> PyResult<usize> {
+        let buf = PyUntypedBuffer::get(buffer)?;
+        if buf.readonly() {
+            return Err(PyTypeError::new_err("readinto() needs a writable buffer"));
+        }
+        if !buf.is_c_contiguous() {
+            return Err(PyBufferError::new_err(
+                "readinto() needs a contiguous buffer",
+            ));
+        }
+        let (access, fi) = self.resolve(py, item)?;
+        let start = (offset.max(0) as u64).min(fi.size);
+        let n = (buf.len_bytes() as u64).min(fi.size - start) as usize;
+        let ptr = buf.buf_ptr() as usize;
+        let whole = start == 0 && n as u64 == fi.size;
+        match access {
+            Access::Read(a) => py
+                .detach(|| {
+                    // SAFETY: the buffer is writable, contiguous, at least `n` bytes,
+                    // and held (its memory stays valid) until `buf` drops below.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, n) };
+                    if whole {
+                        a.read_file_into(&fi, dst).map(|()| n)
+                    } else {
+                        a.read_range_into(&fi, start, dst)
+                    }
+                })
+                .py(),
+            Access::Write(mut g) => {
+                let w = writer(&mut g);
+                let data = if whole {
+                    w.read_file(&fi)
+                } else {
+                    w.read_at(&fi, start, n as u64)
+                }
+                .py()?;
+                // SAFETY: as above; `data.len() <= n`.
+                let dst = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, data.len()) };
+                dst.copy_from_slice(&data);
+                Ok(data.len())
+            }
+        }
+    }
+
+    /// A read-only `memoryview` of a file's bytes inside the shard's memory map (no
+    /// copy), CRC-checked. It stays valid after the archive is closed.
+    fn view<'py>(
+        &self,
+        py: Python<'py>,
+        item: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyMemoryView>> {
+        let (access, fi) = self.resolve(py, item)?;
+        match access {
+            Access::Read(a) => {
+                let m = py.detach(|| a.map_verified(&fi)).py()?;
+                PyMemoryView::from(Bound::new(py, MappedBytes::new(m))?.as_any())
+            }
+            Access::Write(mut g) => {
+                let data = writer(&mut g).read_file(&fi).py()?;
+                PyMemoryView::from(PyBytes::new(py, &data).as_any())
+            }
+        }
+    }
+
+    /// The contents of many files, in order, CRC-checked: `bytes` objects, or with
+    /// `zero_copy=True` read-only `memoryview`s of the shards' memory maps. Runs with
+    /// the GIL released on `threads` threads of a pool of this process (default: one
+    /// per CPU; 1 reads on the calling thread). A missing path raises `KeyError`.
+    #[pyo3(signature = (paths, threads=None, zero_copy=false))]
+    fn read_many<'py>(
+        &self,
+        py: Python<'py>,
+        paths: &Bound<'py, PyAny>,
+        threads: Option<usize>,
+        zero_copy: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut list: Vec<String> = Vec::new();
+        for p in paths.try_iter()? {
+            list.push(p?.extract()?);
+        }
+        let threads = threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
+        let a = match self.access()? {
+            Access::Read(a) => a,
+            Access::Write(mut g) => {
+                let w = writer(&mut g);
+                let mut out = Vec::with_capacity(list.len());
+                for p in &list {
+                    let fi = writer_file(w, p).map_err(|e| key_error(py, e))?;
+                    let data = w.read_file(&fi).py()?;
+                    out.push(PyBytes::new(py, &data).into_any());
+                }
+                return PyList::new(py, out);
+            }
+        };
+        let pool = if threads > 1 && list.len() > 1 {
+            Some(fork::pool(threads)?)
+        } else {
+            None
+        };
+        // Runs `f` over `items`, on the pool when there is one.
+        fn each<T: Sync, R: Send>(
+            pool: Option<&rayon::ThreadPool>,
+            items: &[T],
+            f: impl Fn(&T) -> R + Sync + Send,
+        ) -> Vec<R> {
+            match pool {
+                Some(p) => p.install(|| {
+                    use rayon::prelude::*;
+                    items.par_iter().map(f).collect()
+                }),
+                None => items.iter().map(f).collect(),
+            }
+        }
+        let pool = pool.as_deref();
+        // 1. Look every path up (GIL released), a chunk per borrowed connection.
+        let chunks: Vec<&[String]> = list.chunks(LOOKUP_CHUNK).collect();
+        type Found = Result<Vec<Result<LibFile, Error>>, Error>;
+        let found: Vec<Found> = py.detach(|| {
+            each(pool, &chunks, |chunk| {
+                a.with_index(|i| Ok(chunk.iter().map(|p| file_in(i, p)).collect()))
+            })
+        });
+        let mut infos = Vec::with_capacity(list.len());
+        for chunk in found {
+            for r in chunk.py()? {
+                infos.push(r.map_err(|e| key_error(py, e))?);
+            }
+        }
+        if zero_copy {
+            // 2. Map and check every file (GIL released); wrap the views.
+            let maps = py.detach(|| each(pool, &infos, |fi| a.map_verified(fi)));
+            let mut out = Vec::with_capacity(maps.len());
+            for m in maps {
+                let m = Bound::new(py, MappedBytes::new(m.py()?))?;
+                out.push(PyMemoryView::from(m.as_any())?);
+            }
+            return PyList::new(py, out);
+        }
+        // 2. One `bytes` object per file, of its final size (GIL held, no copy).
+        let mut objs = Vec::with_capacity(infos.len());
+        let mut targets = Vec::with_capacity(infos.len());
+        for fi in &infos {
+            let (obj, ptr) = uninit_bytes(py, fi.size as usize)?;
+            objs.push(obj);
+            targets.push((fi, ptr));
+        }
+        // 3. Read every file straight into its object and check it (GIL released).
+        let read = py.detach(|| {
+            each(pool, &targets, |(fi, ptr)| {
+                // SAFETY: `ptr` is the buffer of a new `bytes` object of `fi.size`
+                // bytes that nothing else sees yet (it is kept alive in `objs`).
+                let buf =
+                    unsafe { std::slice::from_raw_parts_mut(*ptr as *mut u8, fi.size as usize) };
+                a.read_file_into(fi, buf)
+            })
+        });
+        for r in read {
+            r.py()?;
+        }
+        PyList::new(py, objs)
+    }
+
+    // ------------------------------------------------------------------ lookups
+
+    /// Is there a file at `path`? (Directories do not count, as in Python barecat.)
+    fn __contains__(&self, py: Python<'_>, path: &str) -> PyResult<bool> {
+        self.isfile(py, path)
+    }
+
+    /// Number of files.
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.num_files(py).map(|n| n as usize)
+    }
+
+    #[getter]
+    fn num_files(&self, py: Python<'_>) -> PyResult<u64> {
+        match self.access()? {
+            // The root's statistics: O(1), kept by every writer.
+            Access::Read(a) => py
+                .detach(|| a.root())
+                .py()
+                .map(|r| r.num_files_tree.max(0) as u64),
+            Access::Write(mut g) => writer(&mut g).index().count_files().py(),
+        }
+    }
+
+    #[getter]
+    fn num_dirs(&self, py: Python<'_>) -> PyResult<u64> {
+        self.query(py, count_dirs)
+    }
+
+    /// Total size of all files in bytes.
+    #[getter]
+    fn total_size(&self, py: Python<'_>) -> PyResult<u64> {
+        match self.access()? {
+            Access::Read(a) => py
+                .detach(|| a.root())
+                .py()
+                .map(|r| r.size_tree.max(0) as u64),
+            Access::Write(mut g) => writer(&mut g).index().total_size().py(),
+        }
+    }
+
+    fn exists(&self, py: Python<'_>, path: &str) -> PyResult<bool> {
+        let p = bpath::normalize(path);
+        self.lookup(py, move |i| Ok(i.is_file(&p)? || i.is_dir(&p)?))
+    }
+
+    fn isfile(&self, py: Python<'_>, path: &str) -> PyResult<bool> {
+        let p = bpath::normalize(path);
+        self.lookup(py, move |i| i.is_file(&p))
+    }
+
+    fn isdir(&self, py: Python<'_>, path: &str) -> PyResult<bool> {
+        let p = bpath::normalize(path);
+        self.lookup(py, move |i| i.is_dir(&p))
+    }
+
+    /// The file or directory info at `path`, or None.
+    fn _info<'py>(&self, py: Python<'py>, path: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let p = bpath::normalize(path);
+        let e = self.query(py, move |i| {
+            if let Some(f) = i.file(&p)? {
+                return Ok(Some(Entry::File(f)));
+            }
+            Ok(i.dir(&p)?.map(Entry::Dir))
+        })?;
+        e.map(|e| py_entry(py, e)).transpose()
+    }
+
+    /// Names of the subdirectories and files directly in `path`.
+    #[pyo3(signature = (path=""))]
+    fn listdir(&self, py: Python<'_>, path: &str) -> PyResult<Vec<String>> {
+        let d = bpath::normalize(path);
+        let l = self.query(py, move |i| i.listing(&d))?;
+        Ok(l.dirs
+            .into_iter()
+            .map(|d| d.path)
+            .chain(l.files.into_iter().map(|f| f.path))
+            .map(|p| bpath::basename(&p).to_string())
+            .collect())
+    }
+
+    /// The normalized `path` and the subdirectory and file infos directly in it, each
+    /// sorted by path.
+    #[pyo3(signature = (path=""))]
+    fn _listing<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+    ) -> PyResult<(String, Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let d = bpath::normalize(path);
+        let q = d.clone();
+        let l = self.query(py, move |i| i.listing(&q))?;
+        let dirs = PyList::new(py, l.dirs.into_iter().map(DirInfo::from))?;
+        let files = PyList::new(py, l.files.into_iter().map(FileInfo::from))?;
+        Ok((d, dirs, files))
+    }
+
+    /// Paths (files and directories; files only with `only_files`) matching a glob
+    /// pattern, sorted.
+    #[pyo3(signature = (pattern, recursive=false, include_hidden=false, only_files=false))]
+    fn _glob(
+        &self,
+        py: Python<'_>,
+        pattern: &str,
+        recursive: bool,
+        include_hidden: bool,
+        only_files: bool,
+    ) -> PyResult<Vec<String>> {
+        let glob = Glob::new(
+            pattern,
+            GlobOptions {
+                recursive,
+                include_hidden,
+            },
+        )
+        .py()?;
+        let found = self.lookup(py, move |i| i.glob(&glob))?;
+        Ok(found
+            .into_iter()
+            .filter(|e| !only_files || !e.is_dir())
+            .map(|e| match e {
+                Entry::File(f) => f.path,
+                Entry::Dir(d) => d.path,
+            })
+            .collect())
+    }
+
+    /// One page of file infos in `order` ("path", "address", "insertion") after
+    /// `cursor` (None: from the start); returns the page and the next cursor.
+    #[pyo3(signature = (order, cursor=None, limit=4096))]
+    fn _files_page<'py>(
+        &self,
+        py: Python<'py>,
+        order: &str,
+        cursor: Option<PyRef<'py, PageCursor>>,
+        limit: usize,
+    ) -> PyResult<(Bound<'py, PyList>, PageCursor)> {
+        let order = order_arg(order)?;
+        let cur = cursor.map_or_else(Cursor::start, |c| c.0.clone());
+        let (rows, next) = self.lookup(py, move |i| i.files_page(order, &cur, "", limit))?;
+        Ok((
+            PyList::new(py, rows.into_iter().map(FileInfo::from))?,
+            PageCursor(next),
+        ))
+    }
+
+    /// One page of directory infos in path order, after `after` (None: from the root).
+    #[pyo3(signature = (after=None, limit=4096))]
+    fn _dirs_page<'py>(
+        &self,
+        py: Python<'py>,
+        after: Option<String>,
+        limit: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let rows = self.query(py, move |i| i.dirs_page(after.as_deref(), "", limit))?;
+        PyList::new(py, rows.into_iter().map(DirInfo::from))
+    }
+
+    /// The shard size limit in bytes (settable on a writable archive).
+    #[getter]
+    fn get_shard_size_limit(&self, py: Python<'_>) -> PyResult<u64> {
+        match self.access()? {
+            Access::Read(a) => py.detach(|| a.shard_size_limit()).py(),
+            Access::Write(mut g) => Ok(writer(&mut g).shard_size_limit()),
+        }
+    }
+
+    #[setter]
+    fn set_shard_size_limit(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let limit = size_arg(Some(value))?
+            .ok_or_else(|| PyValueError::new_err("shard_size_limit cannot be None"))?;
+        let mut g = self.write_access("setting the shard size limit")?;
+        writer(&mut g).set_shard_size_limit(limit).py()
+    }
+
+    // ------------------------------------------------------------------ writing
+
+    /// Add a file with the given content (`bc[path] = data`).
+    fn __setitem__(&self, path: &str, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut g = self.write_access("adding files")?;
+        let w = writer(&mut g);
+        with_bytes(data, |b| {
+            w.add_file(write_path(path), Meta::default(), b, None)
+                .map(drop)
+                .py()
+        })
+    }
+
+    /// Remove a file (`del bc[path]`); `KeyError` when there is no such file.
+    fn __delitem__(&self, py: Python<'_>, path: &str) -> PyResult<()> {
+        self.no_append_only("removing files")?;
+        let mut g = self.write_access("removing files")?;
+        writer(&mut g)
+            .remove_file(path)
+            .map(drop)
+            .map_err(|e| key_error(py, e))
+    }
+
+    /// Add a file; returns its info. Metadata may be None (NULL in the index).
+    #[pyo3(signature = (path, data, mode=None, uid=None, gid=None, mtime_ns=None,
+                        file_exist_ok=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn _add_file(
+        &self,
+        path: &str,
+        data: &Bound<'_, PyAny>,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        mtime_ns: Option<i64>,
+        file_exist_ok: bool,
+    ) -> PyResult<Option<FileInfo>> {
+        let mut g = self.write_access("adding files")?;
+        let w = writer(&mut g);
+        let path = write_path(path);
+        if file_exist_ok && w.index().is_file(&bpath::normalize(path)).py()? {
+            return Ok(None);
+        }
+        let meta = Meta {
+            mode,
+            uid,
+            gid,
+            mtime_ns,
+        };
+        with_bytes(data, |b| w.add_file(path, meta, b, None).py()).map(|f| Some(FileInfo::from(f)))
+    }
+
+    /// Add a directory (missing ancestors too). An existing directory is an error
+    /// unless `dir_exist_ok` (then its metadata is updated).
+    #[pyo3(signature = (path, mode=None, uid=None, gid=None, mtime_ns=None, dir_exist_ok=false))]
+    fn _add_dir(
+        &self,
+        path: &str,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        mtime_ns: Option<i64>,
+        dir_exist_ok: bool,
+    ) -> PyResult<()> {
+        let mut g = self.write_access("adding directories")?;
+        let w = writer(&mut g);
+        let path = write_path(path);
+        let p = bpath::normalize(path);
+        if !dir_exist_ok && w.index().is_dir(&p).py()? {
+            return Err(to_py_attached(Error::FileExists(p)));
+        }
+        let meta = Meta {
+            mode,
+            uid,
+            gid,
+            mtime_ns,
+        };
+        w.add_dir(path, meta).py()
+    }
+
+    /// Add a file or directory of the file system (following symbolic links), with
+    /// its mode, owner and mtime; a file's content is streamed.
+    #[pyo3(signature = (filesys_path, store_path=None, dir_exist_ok=false))]
+    fn add_by_path(
+        &self,
+        filesys_path: PathBuf,
+        store_path: Option<String>,
+        dir_exist_ok: bool,
+    ) -> PyResult<()> {
+        let store = match store_path {
+            Some(s) => s,
+            None => filesys_path.to_string_lossy().into_owned(),
+        };
+        let md = std::fs::metadata(&filesys_path)
+            .map_err(|e| to_py_attached(Error::io(&filesys_path, e)))?;
+        let meta = Meta::from_fs(&md);
+        if md.is_dir() {
+            return self._add_dir(
+                &store,
+                meta.mode,
+                meta.uid,
+                meta.gid,
+                meta.mtime_ns,
+                dir_exist_ok,
+            );
+        }
+        let mut f =
+            File::open(&filesys_path).map_err(|e| to_py_attached(Error::io(&filesys_path, e)))?;
+        let mut g = self.write_access("adding files")?;
+        writer(&mut g)
+            .add_file_from_reader(write_path(&store), meta, md.len(), &mut f)
+            .map(drop)
+            .py()
+    }
+
+    /// Remove a file.
+    fn remove(&self, path: &str) -> PyResult<()> {
+        self.no_append_only("removing files")?;
+        let mut g = self.write_access("removing files")?;
+        writer(&mut g).remove_file(path).map(drop).py()
+    }
+
+    /// Remove an empty directory.
+    fn rmdir(&self, path: &str) -> PyResult<()> {
+        self.no_append_only("removing directories")?;
+        let mut g = self.write_access("removing directories")?;
+        writer(&mut g).rmdir(path).py()
+    }
+
+    /// Remove a directory and everything below it; returns the number of files removed.
+    fn rmtree(&self, path: &str) -> PyResult<u64> {
+        self.no_append_only("removing directories")?;
+        let mut g = self.write_access("removing directories")?;
+        writer(&mut g).rmtree(path).py()
+    }
+
+    /// Rename a file or a directory (with everything below it).
+    #[pyo3(signature = (old_path, new_path, overwrite=false))]
+    fn rename(&self, old_path: &str, new_path: &str, overwrite: bool) -> PyResult<()> {
+        self.no_append_only("renaming")?;
+        let mut g = self.write_access("renaming")?;
+        writer(&mut g)
+            .rename(old_path, write_path(new_path), overwrite)
+            .py()
+    }
+
+    /// Make everything added so far durable (shard bytes first, then the index).
+    fn commit(&self) -> PyResult<()> {
+        match self.access()? {
+            Access::Read(_) => Ok(()),
+            Access::Write(mut g) => writer(&mut g).commit().py(),
+        }
+    }
+
+    /// Bulk mode on: commit only when told (`commit`, `close`, or leaving bulk mode),
+    /// one transaction for a whole import. Off: commit every few seconds again.
+    fn _set_bulk(&self, on: bool) -> PyResult<()> {
+        let mut g = self.write_access("bulk mode")?;
+        let w = writer(&mut g);
+        if on {
+            w.set_commit_policy(Duration::MAX, u64::MAX);
+        } else {
+            let d = WriterOptions::default();
+            w.set_commit_policy(d.commit_interval, d.commit_bytes);
+            w.commit().py()?;
+        }
+        Ok(())
+    }
+
+    /// Recompute every directory's statistics from the files (Python barecat's
+    /// `index.update_treestats()`; this writer keeps them current anyway).
+    fn update_treestats(&self) -> PyResult<usize> {
+        let mut g = self.write_access("rebuilding statistics")?;
+        let w = writer(&mut g);
+        w.commit().py()?;
+        w.index().rebuild_statistics().py()
+    }
+
+    /// Commit and close; later use raises `ValueError`. Closing twice is allowed.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let mut st = self.lock();
+        let old = std::mem::replace(&mut *st, State::Closed);
+        drop(st);
+        match old {
+            State::Writer { generation, writer } if generation == fork::generation() => {
+                py.detach(|| writer.finish()).py().map(drop)
+            }
+            State::Reader {
+                generation,
+                archive,
+            } if generation == fork::generation() => {
+                drop(archive);
+                Ok(())
+            }
+            State::Closed => Ok(()),
+            inherited => {
+                std::mem::forget(inherited);
+                Ok(())
+            }
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let mode = if self.readonly { "r" } else { "w" };
+        let closed = if self.closed() { ", closed" } else { "" };
+        format!(
+            "Barecat({:?}, mode={mode:?}{closed})",
+            self.source.path().display().to_string()
+        )
+    }
+
+    /// Arguments that reopen the archive for reading elsewhere (pickling).
+    fn _reopen_args<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        if !self.readonly {
+            return Err(PyValueError::new_err(
+                "Cannot pickle a non-readonly Barecat",
+            ));
+        }
+        (self.source.path().clone(),).into_pyobject(py)
+    }
+}
+
+impl Drop for Archive {
+    fn drop(&mut self) {
+        let st = std::mem::replace(
+            self.state.get_mut().unwrap_or_else(|e| e.into_inner()),
+            State::Closed,
+        );
+        match st {
+            // Not closed: commit what was added, as `close` would.
+            State::Writer { generation, writer } if generation == fork::generation() => {
+                if let Err(e) = writer.finish() {
+                    eprintln!("barecat_rs: {e}");
+                }
+            }
+            State::Reader { generation, .. } | State::Writer { generation, .. }
+                if generation != fork::generation() =>
+            {
+                // Inherited across fork: leave it untouched.
+                std::mem::forget(st);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! Archive-level functions: joining part archives (`merge_symlink`, `merge`), as
+//! the scale-out ingest recipe (examples/dask_ingest.py) does after each worker
+//! wrote its own part, and the checksum the format uses.
+
+use std::path::PathBuf;
+
+use barecat::maint::merge::{MergeOptions, OutputMode};
+use barecat::maint::merge_symlink::SymlinkMergeOptions;
+use barecat::progress::Progress;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::PyResultExt;
+
+/// A report of counts (what the commands print with `--json`) as a dict.
+fn report_dict<'py>(
+    py: Python<'py>,
+    report: &impl serde::Serialize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(report) {
+        for (k, v) in fields {
+            d.set_item(k, v.as_u64())?;
+        }
+    }
+    Ok(d)
+}
+
+/// Join archives into `output` without copying data: the output's shards are
+/// symbolic links to the inputs' shards (which must then stay where they are and
+/// must not be modified). Returns a dict of counts.
+#[pyfunction]
+#[pyo3(signature = (output, inputs, overwrite=false, ignore_duplicates=false))]
+pub fn merge_symlink<'py>(
+    py: Python<'py>,
+    output: PathBuf,
+    inputs: Vec<PathBuf>,
+    overwrite: bool,
+    ignore_duplicates: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = SymlinkMergeOptions {
+        overwrite,
+        ignore_duplicates,
+    };
+    let r = py
+        .detach(|| barecat::maint::merge_symlink::merge_symlink(&output, &inputs, &opts))
+        .py()?;
+    report_dict(py, &r)
+}
+
+/// Copy archives (or tar and zip files) into `output`. `append=True` adds to an
+/// existing output. Returns a dict of counts.
+#[pyfunction]
+#[pyo3(signature = (output, inputs, overwrite=false, append=false, ignore_duplicates=false,
+                    shard_size_limit=None))]
+pub fn merge<'py>(
+    py: Python<'py>,
+    output: PathBuf,
+    inputs: Vec<PathBuf>,
+    overwrite: bool,
+    append: bool,
+    ignore_duplicates: bool,
+    shard_size_limit: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = MergeOptions {
+        output_mode: if append {
+            OutputMode::Append
+        } else if overwrite {
+            OutputMode::Overwrite
+        } else {
+            OutputMode::New
+        },
+        shard_size_limit: crate::archive::size_arg(shard_size_limit)?,
+        ignore_duplicates,
+        crash_after_steps: None,
+    };
+    let r = py
+        .detach(|| barecat::maint::merge::merge(&output, &inputs, &opts, &Progress::hidden()))
+        .py()?;
+    report_dict(py, &r)
+}
+
+/// CRC-32C (Castagnoli) of a bytes-like object, as stored in the index.
+#[pyfunction]
+pub fn crc32c(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<u32> {
+    crate::archive::with_bytes(data, |b| Ok(py.detach(|| barecat::crc::crc32c(b))))
+}
