@@ -558,11 +558,18 @@ fn writer_child() {
         },
     )
     .unwrap();
-    for i in 0u64.. {
+    // Earlier rounds committed files 0..n (batches commit in order): go on from n.
+    let start = committed_files(Path::new(&p));
+    for i in start.. {
         let data = pseudo_random(i, (i as usize * 7919) % 30_000);
         w.add_file(&format!("d{}/f{i}", i % 13), Meta::default(), &data, None)
             .unwrap();
     }
+}
+
+/// Files committed to the archive at `p` so far (0 while it does not exist yet).
+fn committed_files(p: &Path) -> u64 {
+    Archive::open(p).and_then(|a| a.count_files()).unwrap_or(0)
 }
 
 #[test]
@@ -577,7 +584,18 @@ fn killed_writer_leaves_a_readable_archive() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(300 + 150 * round));
+        // Kill once this child has committed something of its own (however long a
+        // loaded machine takes to get there), at a different moment in each round.
+        let before = committed_files(&p);
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while committed_files(&p) <= before {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the writer committed nothing in 120 s"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(30 * round));
         child.kill().unwrap();
         child.wait().unwrap();
         let a = Archive::open(&p).unwrap();
@@ -589,7 +607,7 @@ fn killed_writer_leaves_a_readable_archive() {
             assert_eq!(a.read_file(&f).unwrap(), want, "{}", f.path);
             n += 1;
         }
-        assert!(n > 0, "nothing committed in round {round}");
+        assert!(n > before, "nothing committed in round {round}");
         drop(a);
         consistent(&p);
     }
