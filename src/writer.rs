@@ -158,6 +158,8 @@ pub struct PendingFile {
     offset: u64,
     written: u64,
     crc: Crc32c,
+    /// The row id of the file whose content this one replaces.
+    replaces: Option<i64>,
 }
 
 impl PendingFile {
@@ -603,9 +605,15 @@ impl ArchiveWriter {
     }
 
     fn insert_file_row(&self, fi: &FileInfo) -> rusqlite::Result<()> {
+        self.insert_file_row_as(fi, None)
+    }
+
+    /// Insert `fi`'s row, with the row id `id` when given (a replaced file keeps its
+    /// id), or the next free one.
+    fn insert_file_row_as(&self, fi: &FileInfo, id: Option<i64>) -> rusqlite::Result<()> {
         let mut stmt = self.index.conn().prepare_cached(
-            "INSERT INTO files (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO files (rowid, path, shard, offset, size, crc32c, mode, uid, gid, \
+             mtime_ns) VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?;
         stmt.execute(params![
             fi.path,
@@ -616,7 +624,8 @@ impl ArchiveWriter {
             fi.meta.mode,
             fi.meta.uid,
             fi.meta.gid,
-            fi.meta.mtime_ns
+            fi.meta.mtime_ns,
+            id
         ])?;
         Ok(())
     }
@@ -660,6 +669,7 @@ impl ArchiveWriter {
             offset,
             written: 0,
             crc: Crc32c::new(),
+            replaces: None,
         })
     }
 
@@ -703,6 +713,9 @@ impl ArchiveWriter {
         }
         // The batch may have been committed in between; it is reopened here.
         self.begin_batch()?;
+        if let Some(id) = pf.replaces {
+            return self.finish_replacement(pf, id);
+        }
         let missing = self.missing_ancestors(&pf.path)?;
         let fi = FileInfo {
             path: pf.path,
@@ -745,7 +758,104 @@ impl ArchiveWriter {
         size: u64,
         src: &mut dyn Read,
     ) -> Result<FileInfo> {
-        let mut pf = self.begin_file(path, meta, size)?;
+        let pf = self.begin_file(path, meta, size)?;
+        self.fill_file(pf, src)
+    }
+
+    /// Replace the content of the file whose row id is `id` by `size` bytes read from
+    /// `src`, and its metadata by `meta`: the new bytes are appended like a new
+    /// file's, then, in the same transaction, the old row is deleted and the new one
+    /// inserted under the same row id and the path the file has then. The old bytes
+    /// become a hole for `defrag`. A file rewritten through a mount keeps its inode
+    /// number this way.
+    pub fn replace_file_from_reader(
+        &mut self,
+        id: i64,
+        meta: Meta,
+        size: u64,
+        src: &mut dyn Read,
+    ) -> Result<FileInfo> {
+        self.check_usable()?;
+        let Some(old) = self.index.file_by_id(id)? else {
+            return Err(Error::NotFound(format!("#{id}")));
+        };
+        self.begin_batch()?;
+        let (shard, offset) = match self.shards.place(size) {
+            Ok(pos) => pos,
+            Err(e) => return self.poison(e),
+        };
+        let pf = PendingFile {
+            path: old.path,
+            meta,
+            size,
+            shard,
+            offset,
+            written: 0,
+            crc: Crc32c::new(),
+            replaces: Some(id),
+        };
+        self.fill_file(pf, src)
+    }
+
+    /// Delete the row a pending file replaces and insert the pending file under its
+    /// id, within the open batch (whose counters it corrects by hand).
+    fn finish_replacement(&mut self, pf: PendingFile, id: i64) -> Result<FileInfo> {
+        let p = self.layout.index().to_path_buf();
+        let Some(old) = self.index.file_by_id(id)? else {
+            let path = pf.path.clone();
+            self.abort_file(pf)?;
+            return Err(Error::NotFound(path));
+        };
+        let fi = FileInfo {
+            path: old.path.clone(),
+            shard: pf.shard,
+            offset: pf.offset,
+            size: pf.size,
+            crc32c: Some(pf.crc.value()),
+            meta: pf.meta,
+        };
+        let r = self
+            .index
+            .conn()
+            .execute("DELETE FROM files WHERE rowid = ?1", [id])
+            .and_then(|_| self.insert_file_row_as(&fi, Some(id)))
+            .at(&p);
+        if let Err(e) = r {
+            return self.poison(e);
+        }
+        let d = self.delta(mpath::parent(&old.path).unwrap_or(""));
+        d.files -= 1;
+        d.bytes -= old.size as i64;
+        if let Some(b) = self.batch.as_mut() {
+            b.bytes = b.bytes.saturating_sub(fi.size);
+        }
+        self.account(&fi);
+        self.maybe_commit()?;
+        Ok(fi)
+    }
+
+    /// Set the metadata of the file at `path`.
+    pub fn set_file_meta(&mut self, path: &str, meta: Meta) -> Result<()> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        self.begin_batch()?;
+        let n = self
+            .index
+            .conn()
+            .prepare_cached(
+                "UPDATE files SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
+            )
+            .and_then(|mut s| s.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns]))
+            .at(self.layout.index())?;
+        if n == 0 {
+            return Err(Error::NotFound(path));
+        }
+        self.maybe_commit()
+    }
+
+    /// Write `pf`'s bytes from `src` and finish it (or abort it on a failure).
+    fn fill_file(&mut self, mut pf: PendingFile, src: &mut dyn Read) -> Result<FileInfo> {
+        let size = pf.size;
         let mut buf = vec![0u8; (1 << 20).min(size.max(1) as usize)];
         loop {
             let n = match src.read(&mut buf) {

@@ -1,0 +1,35 @@
+//! Mounting an archive as a file system (FUSE), read-only or writable.
+//!
+//! Why: many training pipelines, viewers and shell tools only speak the file system.
+//! A mount makes an archive look like a directory tree with no change to their code,
+//! and it must not be the bottleneck of a data loader.
+//!
+//! How it stays fast and small at millions of entries:
+//!
+//! * inode numbers are row ids of the index ([`inode`]): stable for the life of
+//!   the mount (renames and rewrites keep them), computed, never stored, so the
+//!   daemon's memory does not grow with the number of entries looked up;
+//! * `lookup` and `getattr` are single-row index queries; `readdir` pages through
+//!   a directory in row-id order with the `(parent, rowid)` index, resuming from the
+//!   last id encoded in the directory offset, so a 100k-entry directory is never
+//!   materialized and `seekdir` needs no state;
+//! * reads are positioned reads of the shard, as large as the kernel asks (up to
+//!   1 MiB), with the kernel's page cache kept across opens (read-only mounts: the
+//!   archive does not change under the mount); a file read front to back is
+//!   CRC32C-checked at its end and fails with `EIO` on a mismatch.
+//!
+//! The file system reads only through the library's reading API ([`crate::Archive`]:
+//! its index connections and positioned shard reads), so any archive that `Archive`
+//! can open mounts through the same code. Writable mounts ([`write`]) add files through
+//! [`crate::ArchiveWriter`]; every file is committed when it is closed, so a killed
+//! daemon leaves a readable archive holding every file closed before the kill.
+//! [`daemon`] runs the mount as a process: detaching once the mount is ready,
+//! unmounting on SIGTERM/SIGINT.
+
+pub mod daemon;
+mod fs;
+pub mod inode;
+mod spool;
+mod write;
+
+pub use daemon::{mount, unmount, MountOptions};
