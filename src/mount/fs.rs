@@ -37,6 +37,9 @@ const BLKSIZE: u32 = 128 << 10;
 const LIST_PAGE: usize = 128;
 /// Out-of-order pieces of a front-to-back read remembered for its CRC check.
 const MAX_PIECES: usize = 64;
+/// Files up to this size are checked whole when a read reaches their end on a
+/// handle that did not see all of their bytes.
+const FULL_CHECK_LIMIT: u64 = crate::archive::WHOLE_READ_LIMIT;
 
 /// Where log lines of the daemon go.
 pub(crate) enum Log {
@@ -130,6 +133,8 @@ pub(crate) struct Fs {
     next_fh: AtomicU64,
     /// Files whose CRC check failed: every later read of them fails too.
     bad: Mutex<HashSet<i64>>,
+    /// Files checked whole by a read that had not seen all of them.
+    verified: Mutex<HashSet<i64>>,
     pub log: Log,
 }
 
@@ -200,6 +205,7 @@ impl Fs {
             handles: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
             bad: Mutex::new(HashSet::new()),
+            verified: Mutex::new(HashSet::new()),
             log,
         };
         let root_id = fs
@@ -435,20 +441,40 @@ impl Fs {
             .read_at(&h.fi, offset, &mut buf)
             .map_err(|e| self.fail(&h.fi.path, &e))?;
         buf.truncate(got);
-        if let Some(expected) = h.fi.crc32c {
-            let whole = lock(&h.check).add(offset, &buf, h.fi.size);
-            if let Some(actual) = whole {
-                if actual != expected {
-                    lock(&self.bad).insert(h.id);
-                    let e = Error::CrcMismatch {
-                        member: h.fi.path.clone(),
-                        expected,
-                        actual,
-                    };
-                    self.log.line(&format!("{e}; reads of it fail with EIO"));
-                    return Err(Errno::EIO);
+        let Some(expected) = h.fi.crc32c else {
+            return Ok(buf);
+        };
+        let whole = lock(&h.check).add(offset, &buf, h.fi.size);
+        let reaches_end = got > 0 && offset + got as u64 == h.fi.size;
+        let actual = match whole {
+            Some(actual) => actual,
+            // This handle did not see the whole file (the kernel had part of it
+            // cached, or the reader skipped): a read that reaches the end checks the
+            // whole file once, where it is small enough to read again.
+            None if reaches_end
+                && h.fi.size <= FULL_CHECK_LIMIT
+                && !lock(&self.verified).contains(&h.id) =>
+            {
+                match self.archive.read_file(&h.fi) {
+                    Ok(_) => expected,
+                    Err(Error::CrcMismatch { actual, .. }) => actual,
+                    Err(e) => return Err(self.fail(&h.fi.path, &e)),
                 }
             }
+            None => return Ok(buf),
+        };
+        if actual != expected {
+            lock(&self.bad).insert(h.id);
+            let e = Error::CrcMismatch {
+                member: h.fi.path.clone(),
+                expected,
+                actual,
+            };
+            self.log.line(&format!("{e}; reads of it fail with EIO"));
+            return Err(Errno::EIO);
+        }
+        if whole.is_none() {
+            lock(&self.verified).insert(h.id);
         }
         Ok(buf)
     }
