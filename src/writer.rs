@@ -160,11 +160,23 @@ pub struct PendingFile {
     crc: Crc32c,
     /// The row id of the file whose content this one replaces.
     replaces: Option<i64>,
+    /// The length is not known in advance: whatever is written is the file.
+    open_ended: bool,
 }
 
 impl PendingFile {
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Set the metadata the file's row gets when it is finished.
+    pub fn set_meta(&mut self, meta: Meta) {
+        self.meta = meta;
     }
 }
 
@@ -180,6 +192,9 @@ pub struct ArchiveWriter {
     opts: WriterOptions,
     stats: WriteStats,
     poisoned: bool,
+    /// Shard and offset of the file being written in chunks, if any: its bytes
+    /// are not cut off the shard, and empty files added meanwhile go at its start.
+    pending: Option<(u64, u64)>,
     _lock: File,
 }
 
@@ -300,6 +315,7 @@ impl ArchiveWriter {
             opts,
             stats: WriteStats::default(),
             poisoned: false,
+            pending: None,
             _lock: lock,
         })
     }
@@ -562,7 +578,13 @@ impl ArchiveWriter {
         self.begin_batch()?;
         let bytes = data.bytes();
         let size = bytes.len() as u64;
-        let (shard, offset) = match self.shards.place(size) {
+        let placed = match self.pending {
+            // Inside a file being written in chunks, an empty file takes no room
+            // and stays valid whether that file is finished or cut off.
+            Some(at) if size == 0 => Ok(at),
+            _ => self.shards.place(size),
+        };
+        let (shard, offset) = match placed {
             Ok(pos) => pos,
             Err(e) => return self.poison(e),
         };
@@ -661,6 +683,7 @@ impl ArchiveWriter {
             Ok(pos) => pos,
             Err(e) => return self.poison(e),
         };
+        self.pending = Some((shard, offset));
         Ok(PendingFile {
             path,
             meta,
@@ -670,6 +693,7 @@ impl ArchiveWriter {
             written: 0,
             crc: Crc32c::new(),
             replaces: None,
+            open_ended: false,
         })
     }
 
@@ -682,7 +706,7 @@ impl ArchiveWriter {
                 pf.path
             )));
         }
-        if pf.written + data.len() as u64 > pf.size {
+        if !pf.open_ended && pf.written + data.len() as u64 > pf.size {
             return Err(Error::SourceChanged {
                 path: pf.path.clone(),
                 detail: format!("grew while being read (expected {} bytes)", pf.size),
@@ -700,8 +724,14 @@ impl ArchiveWriter {
     }
 
     /// Complete a pending file: check its length and insert its row.
-    pub fn finish_file(&mut self, pf: PendingFile) -> Result<FileInfo> {
+    pub fn finish_file(&mut self, mut pf: PendingFile) -> Result<FileInfo> {
         self.check_usable()?;
+        if pf.open_ended {
+            pf.size = pf.written;
+            self.pending = None;
+            self.relocate_if_over_limit(&mut pf)?;
+        }
+        self.pending = None;
         if pf.written != pf.size {
             let detail = format!(
                 "size changed while being read (expected {} bytes, got {})",
@@ -742,6 +772,7 @@ impl ArchiveWriter {
 
     /// Abandon a pending file: its bytes are cut off the shard.
     pub fn abort_file(&mut self, pf: PendingFile) -> Result<()> {
+        self.pending = None;
         if self.shards.position().0 == pf.shard {
             if let Err(e) = self.shards.truncate_to(pf.offset) {
                 return self.poison(e);
@@ -793,8 +824,95 @@ impl ArchiveWriter {
             written: 0,
             crc: Crc32c::new(),
             replaces: Some(id),
+            open_ended: false,
         };
         self.fill_file(pf, src)
+    }
+
+    /// Start replacing the content of the file whose row id is `id` by bytes that
+    /// arrive in chunks ([`write_chunk`]) and whose length is not known in advance:
+    /// they are appended as they come, and [`finish_file`] makes them the file's
+    /// content in place of the old one (as [`replace_file_from_reader`] does), with
+    /// the metadata set by [`PendingFile::set_meta`] (the old row's by default).
+    /// A file that ends up crossing the shard size limit is moved to a new shard
+    /// when it is finished (spec §5.2, streams). Nothing else but empty files may be
+    /// added until the file is finished or aborted.
+    ///
+    /// [`write_chunk`]: Self::write_chunk
+    /// [`finish_file`]: Self::finish_file
+    /// [`replace_file_from_reader`]: Self::replace_file_from_reader
+    pub fn begin_rewrite(&mut self, id: i64) -> Result<PendingFile> {
+        self.check_usable()?;
+        let Some(old) = self.index.file_by_id(id)? else {
+            return Err(Error::NotFound(format!("#{id}")));
+        };
+        self.begin_batch()?;
+        let (shard, offset) = match self.shards.place(0) {
+            Ok(pos) => pos,
+            Err(e) => return self.poison(e),
+        };
+        self.pending = Some((shard, offset));
+        Ok(PendingFile {
+            path: old.path,
+            meta: old.meta,
+            size: 0,
+            shard,
+            offset,
+            written: 0,
+            crc: Crc32c::new(),
+            replaces: Some(id),
+            open_ended: true,
+        })
+    }
+
+    /// Read back `buf.len()` bytes of a pending file from `at` (bytes already
+    /// written).
+    pub fn read_pending(&mut self, pf: &PendingFile, at: u64, buf: &mut [u8]) -> Result<()> {
+        if at + buf.len() as u64 > pf.written {
+            return Err(Error::InvalidOperation(format!(
+                "{}: read past the {} bytes written",
+                pf.path, pf.written
+            )));
+        }
+        if let Err(e) = self.shards.flush() {
+            return self.poison(e);
+        }
+        let path = self.layout.shard_path(pf.shard);
+        let f = File::open(&path).at(&path)?;
+        std::os::unix::fs::FileExt::read_exact_at(&f, buf, pf.offset + at).at(&path)
+    }
+
+    /// Move an open-ended file that crosses the shard size limit from the middle of
+    /// a shard to a new shard of its own (as Python does for streams): copy its bytes
+    /// there, then cut them off the old shard.
+    fn relocate_if_over_limit(&mut self, pf: &mut PendingFile) -> Result<()> {
+        let limit = self.shards.limit();
+        if pf.offset == 0 || pf.offset.saturating_add(pf.written) <= limit {
+            return Ok(());
+        }
+        let old = self.layout.shard_path(pf.shard);
+        let (shard, offset) = match self.shards.place(pf.written) {
+            Ok(pos) => pos,
+            Err(e) => return self.poison(e),
+        };
+        let src = File::open(&old).at(&old)?;
+        let mut buf = vec![0u8; (1 << 20).min(pf.written) as usize];
+        let mut at = 0u64;
+        while at < pf.written {
+            let n = (pf.written - at).min(buf.len() as u64) as usize;
+            std::os::unix::fs::FileExt::read_exact_at(&src, &mut buf[..n], pf.offset + at)
+                .at(&old)?;
+            if let Err(e) = self.shards.write(&buf[..n]) {
+                return self.poison(e);
+            }
+            at += n as u64;
+        }
+        let f = OpenOptions::new().write(true).open(&old).at(&old)?;
+        // Left as trailing bytes while a reader has the shard mapped.
+        shard::truncate_unless_mapped(&f, &old, pf.offset)?;
+        pf.shard = shard;
+        pf.offset = offset;
+        Ok(())
     }
 
     /// Delete the row a pending file replaces and insert the pending file under its
@@ -845,7 +963,9 @@ impl ArchiveWriter {
             .prepare_cached(
                 "UPDATE files SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
             )
-            .and_then(|mut s| s.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns]))
+            .and_then(|mut s| {
+                s.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns])
+            })
             .at(self.layout.index())?;
         if n == 0 {
             return Err(Error::NotFound(path));
@@ -1002,6 +1122,7 @@ impl ArchiveWriter {
     /// resuming and by `repair`.
     pub fn trim_garbage(&mut self) -> Result<u64> {
         self.commit()?;
+        self.pending = None;
         // Nothing of ours may land in a shard after it was cut: a direct write of
         // abandoned bytes may still be running (the appender is reopened below).
         self.shards.abandon();
@@ -1104,7 +1225,7 @@ impl ArchiveWriter {
     /// Truncate shard `n` to its logical end if it is the current shard.
     fn cut_shard_tail(&mut self, n: u64) -> Result<()> {
         let (cur, pos) = self.shards.position();
-        if n != cur {
+        if n != cur || self.pending.is_some_and(|(s, _)| s == n) {
             return Ok(());
         }
         let end = self

@@ -937,11 +937,17 @@ fn write_until_killed(mnt: &Path, log: &std::sync::Mutex<BTreeMap<String, Writte
         } else {
             format!("w/d{}/f{i}", i % 3)
         };
-        let data = common::pseudo_random(i, ((i * 7919) % 200_000) as usize);
+        // Some files large enough to be appended to the archive as they are written.
+        let len = if i % 6 == 5 { 2 << 20 } else { 0 } + (i * 7919) % 200_000;
+        let data = common::pseudo_random(i, len as usize);
         if i % 3 == 0 && fs::create_dir_all(mnt.join(format!("w/d{}", i % 3))).is_err() {
             return;
         }
-        log.lock().unwrap().entry(path.clone()).or_default().in_flight = Some(data.clone());
+        log.lock()
+            .unwrap()
+            .entry(path.clone())
+            .or_default()
+            .in_flight = Some(data.clone());
         if fs::write(mnt.join(&path), &data).is_err() {
             return;
         }

@@ -57,8 +57,7 @@ fn mount_error(path: &Path, detail: impl std::fmt::Display) -> Error {
 /// that serves it.
 pub fn mount(archive: &Path, mountpoint: &Path, opts: &MountOptions) -> Result<()> {
     let archive_abs = std::path::absolute(archive).map_err(|e| Error::io(archive, e))?;
-    let mountpoint =
-        std::fs::canonicalize(mountpoint).map_err(|e| Error::io(mountpoint, e))?;
+    let mountpoint = std::fs::canonicalize(mountpoint).map_err(|e| Error::io(mountpoint, e))?;
     if !mountpoint.is_dir() {
         return Err(mount_error(&mountpoint, "not a directory"));
     }
@@ -287,7 +286,9 @@ fn quiet_stdio() {
 }
 
 fn fusermount(args: &[&OsStr]) -> std::io::Result<std::process::Output> {
-    std::process::Command::new("fusermount3").args(args).output()
+    std::process::Command::new("fusermount3")
+        .args(args)
+        .output()
 }
 
 /// Detach the mount now even if it is busy.
@@ -336,8 +337,10 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
             out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
             i += 4;
         } else {
@@ -352,8 +355,7 @@ fn unescape(s: &str) -> String {
 /// writable mount, waits up to 30 s for the daemon to let go of the archive (its
 /// writer lock), so that the next command of a script finds the archive free.
 pub fn unmount(mountpoint: &Path) -> Result<()> {
-    let mountpoint =
-        std::fs::canonicalize(mountpoint).map_err(|e| Error::io(mountpoint, e))?;
+    let mountpoint = std::fs::canonicalize(mountpoint).map_err(|e| Error::io(mountpoint, e))?;
     let Some((source, fstype)) = mount_source(&mountpoint) else {
         return Err(mount_error(&mountpoint, "not a mount point"));
     };

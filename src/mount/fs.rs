@@ -15,8 +15,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate,
-    ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite,
-    Request, TimeOrNow, WriteFlags,
+    ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request,
+    TimeOrNow, WriteFlags,
 };
 
 use super::inode::{self, Cookie, Node};
@@ -374,7 +374,12 @@ impl Fs {
             };
             let mut out = Vec::new();
             if cookie == Cookie::Start {
-                out.push((ino, Cookie::AfterDot.encode(), FileType::Directory, ".".into()));
+                out.push((
+                    ino,
+                    Cookie::AfterDot.encode(),
+                    FileType::Directory,
+                    ".".into(),
+                ));
             }
             if matches!(cookie, Cookie::Start | Cookie::AfterDot) {
                 let parent = match crate::path::parent(&dir) {
@@ -430,7 +435,12 @@ impl Fs {
     }
 
     /// Serve a read of a file open for reading.
-    fn read_file(&self, h: &ReadHandle, offset: u64, size: u32) -> std::result::Result<Vec<u8>, Errno> {
+    fn read_file(
+        &self,
+        h: &ReadHandle,
+        offset: u64,
+        size: u32,
+    ) -> std::result::Result<Vec<u8>, Errno> {
         if lock(&self.bad).contains(&h.id) {
             return Err(Errno::EIO);
         }
@@ -494,7 +504,10 @@ impl Filesystem for FuseFs {
         if let Err(max) = config.set_max_readahead(1 << 20) {
             let _ = config.set_max_readahead(max);
         }
-        for flag in [InitFlags::FUSE_PARALLEL_DIROPS, InitFlags::FUSE_ATOMIC_O_TRUNC] {
+        for flag in [
+            InitFlags::FUSE_PARALLEL_DIROPS,
+            InitFlags::FUSE_ATOMIC_O_TRUNC,
+        ] {
             let _ = config.add_capabilities(flag);
         }
         Ok(())
@@ -614,7 +627,11 @@ impl Filesystem for FuseFs {
                 Err(e) => reply.error(e),
             };
         }
-        match self.0.writable().and_then(|w| w.read(fh.0, offset, size)) {
+        match self
+            .0
+            .writable()
+            .and_then(|mut w| w.read(&self.0, fh.0, offset, size))
+        {
             Ok(data) => reply.data(&data),
             Err(e) => reply.error(if e == Errno::EROFS { Errno::EBADF } else { e }),
         }
@@ -673,7 +690,16 @@ impl Filesystem for FuseFs {
             None => 0,
         };
         let files = root.num_files_tree.max(0) as u64;
-        reply.statfs(used + free, free, free, files, 0, BSIZE as u32, 255, BSIZE as u32);
+        reply.statfs(
+            used + free,
+            free,
+            free,
+            files,
+            0,
+            BSIZE as u32,
+            255,
+            BSIZE as u32,
+        );
     }
 
     // ------------------------------------------------------------------ writing
@@ -727,7 +753,11 @@ impl Filesystem for FuseFs {
         if self.0.read_handle(fh.0).is_some() {
             return reply.error(Errno::EBADF);
         }
-        match self.0.writable().and_then(|mut w| w.write(fh.0, offset, data)) {
+        match self
+            .0
+            .writable()
+            .and_then(|mut w| w.write(&self.0, fh.0, offset, data))
+        {
             Ok(()) => reply.written(data.len() as u32),
             Err(e) => reply.error(e),
         }
@@ -792,9 +822,9 @@ impl Filesystem for FuseFs {
             return reply.error(Errno::EINVAL);
         }
         let overwrite = !flags.contains(RenameFlags::RENAME_NOREPLACE);
-        let r = fs.writable().and_then(|mut w| {
-            w.rename(fs, (parent.0, name), (newparent.0, newname), overwrite)
-        });
+        let r = fs
+            .writable()
+            .and_then(|mut w| w.rename(fs, (parent.0, name), (newparent.0, newname), overwrite));
         match r {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),

@@ -1,9 +1,15 @@
 //! Writable mounts: file-system mutations through [`ArchiveWriter`].
 //!
-//! Why this shape: the archive stores a file as one extent with one CRC, so a file
-//! open for writing gathers its content in a [`Spool`] and is appended in one piece
-//! when it is closed (`flush`, i.e. every `close`), then committed, before `close`
-//! returns: a killed daemon leaves every file closed before the kill. Rewriting a
+//! Why this shape: the archive stores a file as one extent with one CRC. A file
+//! written front to back (the usual case: `cp`, `tar -x`, a data writer) is
+//! appended to the archive as it is written, once it passes [`STREAM_AT`] bytes, as
+//! the one file the writer streams at a time; a small file, a file written in any
+//! other order or one written while another file streams gathers its content in a
+//! [`Spool`] (memory, then a temporary file) and is appended in one piece. A streamed
+//! file that stops being written front to back, or that must make room for another
+//! file, is read back into a spool and its bytes are cut off. Either way the file is
+//! finished and committed when it is closed (`flush`, i.e. every `close`), before
+//! `close` returns: a killed daemon leaves every file closed before the kill. Rewriting a
 //! file appends a new copy and drops the old row in the same transaction; the copy
 //! keeps the row id, hence the inode number. A file is created as an empty row (so
 //! that it has an inode number at once) and gets its content at its first close.
@@ -20,18 +26,38 @@ use super::inode::{self, Node};
 use super::spool::Spool;
 use crate::entry::{DirInfo, FileInfo, Meta};
 use crate::error::Error;
-use crate::writer::ArchiveWriter;
+use crate::writer::{ArchiveWriter, PendingFile};
 
 type Res<T> = std::result::Result<T, Errno>;
+
+/// A file written front to back is appended to the archive as it is written once
+/// it is larger than this.
+pub const STREAM_AT: u64 = 1 << 20;
+
+/// Where the content of a file open for writing is.
+enum Content {
+    /// Gathered here, appended when the file is closed.
+    Spool(Spool),
+    /// Being appended to the archive as it is written.
+    Stream(PendingFile),
+    /// Saved: the file's stored content (loaded again if written to).
+    Saved,
+}
 
 /// A file open for writing.
 struct Handle {
     id: i64,
-    content: Spool,
+    content: Content,
     /// Changed since it was last saved.
     dirty: bool,
+    /// Every write so far went to the end of the content.
+    appending: bool,
     /// An explicit modification time set while open (kept at the next save).
     mtime_ns: Option<i64>,
+}
+
+fn io_errno(e: std::io::Error) -> Errno {
+    e.raw_os_error().map(Errno::from_i32).unwrap_or(Errno::EIO)
 }
 
 /// Attribute changes of a `setattr`.
@@ -47,6 +73,8 @@ pub(crate) struct Change {
 pub(crate) struct Writable {
     pub writer: ArchiveWriter,
     open: HashMap<u64, Handle>,
+    /// The handle whose content is [`Content::Stream`], if any.
+    streaming: Option<u64>,
 }
 
 impl Writable {
@@ -54,6 +82,7 @@ impl Writable {
         Writable {
             writer,
             open: HashMap::new(),
+            streaming: None,
         }
     }
 
@@ -75,7 +104,11 @@ impl Writable {
         self.open
             .values()
             .filter(|h| h.id == id && h.dirty)
-            .map(|h| h.content.len())
+            .filter_map(|h| match &h.content {
+                Content::Spool(s) => Some(s.len()),
+                Content::Stream(pf) => Some(pf.written()),
+                Content::Saved => None,
+            })
             .max()
     }
 
@@ -107,12 +140,113 @@ impl Writable {
             fh,
             Handle {
                 id,
-                content,
+                appending: true,
+                content: Content::Spool(content),
                 dirty,
                 mtime_ns: None,
             },
         );
         fh
+    }
+
+    /// Turn the streamed content of `fh` back into a spool: read it back, cut it
+    /// off the archive.
+    fn demote(&mut self, fs: &Fs, fh: u64) -> Res<()> {
+        let Some(h) = self.open.get_mut(&fh) else {
+            return Ok(());
+        };
+        if !matches!(h.content, Content::Stream(_)) {
+            return Ok(());
+        }
+        let Content::Stream(pf) = std::mem::replace(&mut h.content, Content::Saved) else {
+            return Ok(());
+        };
+        if self.streaming == Some(fh) {
+            self.streaming = None;
+        }
+        let mut spool = Spool::new();
+        let mut buf = vec![0u8; (1 << 20).min(pf.written().max(1)) as usize];
+        let mut at = 0;
+        let mut r = Ok(());
+        while at < pf.written() && r.is_ok() {
+            let n = (buf.len() as u64).min(pf.written() - at) as usize;
+            r = self
+                .writer
+                .read_pending(&pf, at, &mut buf[..n])
+                .map_err(|e| self.fail(fs, pf.path(), e))
+                .and_then(|()| spool.write_at(at, &buf[..n]).map_err(io_errno));
+            at += n as u64;
+        }
+        let aborted = self.writer.abort_file(pf);
+        if let Some(h) = self.open.get_mut(&fh) {
+            h.content = Content::Spool(spool);
+            h.appending = false;
+        }
+        r?;
+        aborted.map_err(|e| self.fail(fs, "write", e))
+    }
+
+    /// Make room for another file: the stream of any other handle goes back to a
+    /// spool.
+    fn stop_other_stream(&mut self, fs: &Fs, fh: Option<u64>) -> Res<()> {
+        match self.streaming {
+            Some(s) if Some(s) != fh => self.demote(fs, s),
+            _ => Ok(()),
+        }
+    }
+
+    /// The content of a saved handle, loaded again to be changed.
+    fn materialize(&mut self, fs: &Fs, fh: u64) -> Res<()> {
+        let Some(h) = self.open.get(&fh) else {
+            return Err(Errno::EBADF);
+        };
+        if !matches!(h.content, Content::Saved) {
+            return Ok(());
+        }
+        let fi = self.file(fs, h.id)?;
+        let mut spool = Spool::new();
+        self.load(fs, &fi, &mut spool, fi.size)?;
+        let h = self.open.get_mut(&fh).expect("checked above");
+        h.content = Content::Spool(spool);
+        h.appending = true;
+        Ok(())
+    }
+
+    /// Start streaming `fh` (a spool written front to back that grew past
+    /// [`STREAM_AT`]) when no other file streams. Failing to is not an error: the
+    /// content stays in the spool.
+    fn maybe_stream(&mut self, fh: u64) {
+        if self.streaming.is_some() {
+            return;
+        }
+        let Some(h) = self.open.get(&fh) else { return };
+        let Content::Spool(s) = &h.content else {
+            return;
+        };
+        if !h.appending || s.len() <= STREAM_AT {
+            return;
+        }
+        let Ok(mut pf) = self.writer.begin_rewrite(h.id) else {
+            return;
+        };
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0u64;
+        let mut ok = true;
+        while ok && at < s.len() {
+            let n = match s.read_at(at, &mut buf) {
+                Ok(n) => n,
+                Err(_) => break,
+            };
+            ok = self.writer.write_chunk(&mut pf, &buf[..n]).is_ok();
+            at += n as u64;
+        }
+        if !ok || at < s.len() {
+            let _ = self.writer.abort_file(pf);
+            return;
+        }
+        let h = self.open.get_mut(&fh).expect("present");
+        h.content = Content::Stream(pf);
+        self.streaming = Some(fh);
     }
 
     /// Create an empty file and open it for writing.
@@ -185,29 +319,57 @@ impl Writable {
         }
     }
 
-    pub fn write(&mut self, fh: u64, offset: u64, data: &[u8]) -> Res<()> {
+    pub fn write(&mut self, fs: &Fs, fh: u64, offset: u64, data: &[u8]) -> Res<()> {
+        self.materialize(fs, fh)?;
         let h = self.open.get_mut(&fh).ok_or(Errno::EBADF)?;
-        h.content
-            .write_at(offset, data)
-            .map_err(|e| e.raw_os_error().map(Errno::from_i32).unwrap_or(Errno::EIO))?;
-        h.dirty = true;
         h.mtime_ns = None;
+        h.dirty = true;
+        if let Content::Stream(pf) = &mut h.content {
+            if offset == pf.written() {
+                return self
+                    .writer
+                    .write_chunk(pf, data)
+                    .map_err(|e| self.fail(fs, "write", e));
+            }
+            self.demote(fs, fh)?;
+        }
+        let h = self.open.get_mut(&fh).expect("present");
+        let Content::Spool(s) = &mut h.content else {
+            return Err(Errno::EIO);
+        };
+        h.appending &= offset == s.len();
+        s.write_at(offset, data).map_err(io_errno)?;
+        self.maybe_stream(fh);
         Ok(())
     }
 
-    pub fn read(&self, fh: u64, offset: u64, size: u32) -> Res<Vec<u8>> {
+    pub fn read(&mut self, fs: &Fs, fh: u64, offset: u64, size: u32) -> Res<Vec<u8>> {
         let h = self.open.get(&fh).ok_or(Errno::EBADF)?;
         let mut buf = vec![0u8; size as usize];
-        let n = h
-            .content
-            .read_at(offset, &mut buf)
-            .map_err(|e| e.raw_os_error().map(Errno::from_i32).unwrap_or(Errno::EIO))?;
+        let n = match &h.content {
+            Content::Spool(s) => s.read_at(offset, &mut buf).map_err(io_errno)?,
+            Content::Stream(pf) => {
+                let n = (size as u64).min(pf.written().saturating_sub(offset)) as usize;
+                if n > 0 {
+                    let r = self.writer.read_pending(pf, offset, &mut buf[..n]);
+                    r.map_err(|e| self.fail(fs, "read", e))?;
+                }
+                n
+            }
+            Content::Saved => {
+                let fi = self.file(fs, h.id)?;
+                fs.archive
+                    .read_at(&fi, offset, &mut buf)
+                    .map_err(|e| self.fail(fs, &fi.path, e))?
+            }
+        };
         buf.truncate(n);
         Ok(buf)
     }
 
-    /// Append the content of handle `fh` to the archive as the new content of its
-    /// file and commit. A file removed meanwhile is not brought back.
+    /// Make the content of handle `fh` the new content of its file (appending it
+    /// if it is not in the archive yet) and commit. A file removed meanwhile is not
+    /// brought back.
     pub fn save(&mut self, fs: &Fs, fh: u64) -> Res<()> {
         let Some(h) = self.open.get(&fh) else {
             return Err(Errno::EBADF);
@@ -215,29 +377,41 @@ impl Writable {
         if !h.dirty {
             return Ok(());
         }
-        let id = h.id;
+        let (id, mtime_ns) = (h.id, h.mtime_ns);
         let old = match self.writer.index().file_by_id(id) {
-            Ok(Some(fi)) => fi,
-            Ok(None) => {
-                // Unlinked while open: the content goes with it.
-                if let Some(h) = self.open.get_mut(&fh) {
-                    h.dirty = false;
-                }
-                return Ok(());
-            }
+            Ok(found) => found,
             Err(e) => return Err(self.fail(fs, "save", e)),
         };
+        let Some(old) = old else {
+            // Unlinked while open: the content goes with it.
+            self.demote(fs, fh)?;
+            if let Some(h) = self.open.get_mut(&fh) {
+                h.dirty = false;
+            }
+            return Ok(());
+        };
         let meta = Meta {
-            mtime_ns: Some(h.mtime_ns.unwrap_or_else(crate::index::now_ns)),
+            mtime_ns: Some(mtime_ns.unwrap_or_else(crate::index::now_ns)),
             ..old.meta
         };
-        let h = self.open.get(&fh).expect("checked above");
-        let r = self.writer.replace_file_from_reader(
-            id,
-            meta,
-            h.content.len(),
-            &mut h.content.reader(),
-        );
+        let r = if self.streaming == Some(fh) {
+            let h = self.open.get_mut(&fh).expect("checked above");
+            let Content::Stream(mut pf) = std::mem::replace(&mut h.content, Content::Saved) else {
+                return Err(Errno::EIO);
+            };
+            self.streaming = None;
+            pf.set_meta(meta);
+            self.writer.finish_file(pf).map(drop)
+        } else {
+            self.stop_other_stream(fs, Some(fh))?;
+            let h = self.open.get(&fh).expect("checked above");
+            let Content::Spool(s) = &h.content else {
+                return Err(Errno::EIO);
+            };
+            self.writer
+                .replace_file_from_reader(id, meta, s.len(), &mut s.reader())
+                .map(drop)
+        };
         if let Err(e) = r {
             let n = self.fail(fs, &old.path, e);
             // A failed write leaves the open batch in an unknown state: abandon it.
@@ -253,17 +427,17 @@ impl Writable {
 
     pub fn release(&mut self, fs: &Fs, fh: u64) -> Res<()> {
         let r = self.save(fs, fh);
+        if r.is_err() {
+            let _ = self.demote(fs, fh);
+        }
         self.open.remove(&fh);
+        if self.streaming == Some(fh) {
+            self.streaming = None;
+        }
         r
     }
 
-    pub fn mkdir(
-        &mut self,
-        fs: &Fs,
-        parent: u64,
-        name: &OsStr,
-        meta: Meta,
-    ) -> Res<(i64, DirInfo)> {
+    pub fn mkdir(&mut self, fs: &Fs, parent: u64, name: &OsStr, meta: Meta) -> Res<(i64, DirInfo)> {
         let path = self.child(fs, parent, name)?;
         if self.exists(fs, &path)? {
             return Err(Errno::EEXIST);
@@ -346,15 +520,12 @@ impl Writable {
         if let Some(size) = c.size {
             // The handle it was given with, or any handle of the file, or a
             // handle made for the purpose and saved at once.
-            let fh = c
-                .fh
-                .filter(|fh| self.open.contains_key(fh))
-                .or_else(|| {
-                    self.open
-                        .iter()
-                        .find(|(_, h)| h.id == id)
-                        .map(|(fh, _)| *fh)
-                });
+            let fh = c.fh.filter(|fh| self.open.contains_key(fh)).or_else(|| {
+                self.open
+                    .iter()
+                    .find(|(_, h)| h.id == id)
+                    .map(|(fh, _)| *fh)
+            });
             let (fh, temporary) = match fh {
                 Some(fh) => (fh, false),
                 None => {
@@ -363,10 +534,19 @@ impl Writable {
                     (self.add_handle(fs, id, content, true), true)
                 }
             };
+            self.materialize(fs, fh)?;
+            let unchanged = matches!(&self.open[&fh].content,
+                Content::Stream(pf) if pf.written() == size);
+            if !unchanged {
+                self.demote(fs, fh)?;
+                let h = self.open.get_mut(&fh).expect("present");
+                let Content::Spool(s) = &mut h.content else {
+                    return Err(Errno::EIO);
+                };
+                s.set_len(size).map_err(io_errno)?;
+                h.appending = false;
+            }
             let h = self.open.get_mut(&fh).expect("present");
-            h.content
-                .set_len(size)
-                .map_err(|e| e.raw_os_error().map(Errno::from_i32).unwrap_or(Errno::EIO))?;
             h.dirty = true;
             if temporary {
                 self.release(fs, fh)?;

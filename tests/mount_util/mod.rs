@@ -23,7 +23,10 @@ pub fn fuse_available() -> bool {
     if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
         panic!("/dev/fuse is missing: CI must be able to mount FUSE file systems");
     }
-    let test = std::thread::current().name().unwrap_or("this test").to_string();
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("this test")
+        .to_string();
     eprintln!("skipped {test}: /dev/fuse is missing (no FUSE on this machine)");
     false
 }
@@ -57,8 +60,7 @@ pub fn daemon_pid(dir: &Path) -> Option<u32> {
             .first()
             .is_some_and(|a| a.ends_with(b"barecat-mount") || a.ends_with(b"barecat"));
         let names_dir = args.iter().any(|a| {
-            fs::canonicalize(Path::new(std::ffi::OsStr::from_bytes(a)))
-                .is_ok_and(|p| p == dir)
+            fs::canonicalize(Path::new(std::ffi::OsStr::from_bytes(a))).is_ok_and(|p| p == dir)
         });
         if is_mount && names_dir && !args.iter().any(|a| *a == b"-u") {
             return Some(pid);
@@ -110,7 +112,10 @@ impl Mounted {
         let d = dir.to_path_buf();
         std::thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(WATCHDOG) {
-                eprintln!("watchdog: killing the daemon of {} after {WATCHDOG:?}", d.display());
+                eprintln!(
+                    "watchdog: killing the daemon of {} after {WATCHDOG:?}",
+                    d.display()
+                );
                 if let Some(pid) = pid {
                     kill(pid, "-KILL");
                 }
@@ -195,7 +200,10 @@ pub fn mount(archive: &Path, dir: &Path, args: &[&str]) -> Mounted {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(is_mounted(dir), "barecat-mount returned before the mount was ready");
+    assert!(
+        is_mounted(dir),
+        "barecat-mount returned before the mount was ready"
+    );
     m
 }
 
