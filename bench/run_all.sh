@@ -19,4 +19,5 @@ python3 export.py --rounds "$rounds"
 python3 verify.py --rounds "$rounds"
 python3 maint.py --rounds "$rounds"
 python3 rebuild.py --rounds "$rounds"
+python3 mount.py --rounds "$rounds"
 ls -l results/
