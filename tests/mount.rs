@@ -475,7 +475,22 @@ fn mount_errors_are_one_line_with_the_right_status() {
     let md = fs::metadata(m.path("a/b/sibling.dat")).unwrap();
     assert_eq!((md.uid(), md.gid()), (1234, 4321));
     assert_eq!(md.mode() & 0o7777, 0o640);
-    m.unmount();
+    // A busy mount: -u says so in one line, -u -z detaches it at once.
+    let busy = fs::File::open(m.path("top.txt")).unwrap();
+    let out = run(bin("barecat-mount"), ["-u", mnt]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    common::assert_clean_error(&out);
+    assert!(is_mounted(&s.mnt));
+    run_ok(bin("barecat-mount"), ["-u", "-z", mnt]);
+    assert!(!is_mounted(&s.mnt));
+    let mut rest = Vec::new();
+    (&busy).read_to_end(&mut rest).unwrap();
+    assert_eq!(
+        rest, s.files["top.txt"],
+        "an open file reads on after a lazy unmount"
+    );
+    drop(busy);
+    drop(m);
 }
 
 #[test]

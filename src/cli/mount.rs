@@ -14,6 +14,7 @@ Examples:
   barecat-mount data.barecat /mnt/data          # read-only; returns once mounted
   ls /mnt/data && python train.py --data /mnt/data
   barecat-mount -u /mnt/data                    # or: fusermount3 -u /mnt/data
+  barecat-mount -u -z /mnt/data                 # detach now even if busy
   barecat-mount -f data.barecat /mnt/data       # stay in the foreground (Ctrl-C unmounts)
   barecat-mount --writable data.barecat /mnt/data
   cp -r new_images /mnt/data/ && barecat-mount -u /mnt/data
@@ -23,9 +24,12 @@ The command returns once the kernel serves the mount (or with the reason it coul
 not mount), leaving a daemon that serves it until it is unmounted; SIGTERM or
 SIGINT to the daemon unmounts cleanly. Inode numbers are stable for the life of
 the mount. A file read front to back is checked against its stored CRC32C at its
-end: a mismatch fails that read with EIO and is logged (--log, or stderr with -f,
-syslog otherwise). Read-only mounts let the kernel cache listings and file pages
-across opens: do not change the archive while it is mounted read-only.
+end (and a read that reaches the end of a file of up to 64 MiB checks the whole
+file once): a mismatch fails that read, and every later read of the file, with
+EIO and is logged (--log, or stderr with -f, syslog otherwise); reads that stop
+short of the end are not checked. Read-only mounts let the kernel cache listings
+and file pages across opens: do not change the archive while it is mounted
+read-only.
 
 --writable: new files and directories, writes, unlink, rmdir of empty directories,
 rename, chmod, utimes and truncate. A file is appended to the archive and
@@ -37,15 +41,19 @@ for barecat-defrag.";
 #[derive(Debug, Parser)]
 #[command(name = "barecat-mount", version, after_help = EXAMPLES)]
 pub struct Args {
-    /// The archive (its index file, e.g. data.barecat)
-    #[arg(required_unless_present = "unmount")]
+    /// The archive (its index file, e.g. data.barecat); with -u, the mount point
+    #[arg(required = true, value_name = "ARCHIVE")]
     pub archive: Option<PathBuf>,
     /// An existing directory to mount it on
     #[arg(required_unless_present = "unmount")]
     pub mountpoint: Option<PathBuf>,
-    /// Unmount the archive mounted at MOUNTPOINT
-    #[arg(short = 'u', long, value_name = "MOUNTPOINT", conflicts_with_all = ["archive", "mountpoint", "writable", "foreground"])]
-    pub unmount: Option<PathBuf>,
+    /// Unmount the archive mounted at the mount point given
+    #[arg(short = 'u', long, conflicts_with_all = ["writable", "foreground"])]
+    pub unmount: bool,
+    /// With -u: detach the mount now even if it is busy (the daemon ends when the
+    /// last file on it is closed)
+    #[arg(short = 'z', long, requires = "unmount")]
+    pub lazy: bool,
     /// Stay in the foreground (default: detach once the mount is ready)
     #[arg(short, long)]
     pub foreground: bool,
@@ -80,8 +88,12 @@ fn parse_umask(s: &str) -> Result<u32, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if let Some(mp) = &args.unmount {
-        mount::unmount(mp).with_context(|| format!("cannot unmount {}", mp.display()))?;
+    if args.unmount {
+        let (Some(mp), None) = (&args.archive, &args.mountpoint) else {
+            crate::usage!("-u takes the mount point only");
+        };
+        mount::unmount(mp, args.lazy)
+            .with_context(|| format!("cannot unmount {}", mp.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
     let (Some(archive), Some(mountpoint)) = (args.archive, args.mountpoint) else {

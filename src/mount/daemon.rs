@@ -351,16 +351,22 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Unmount the archive mounted at `mountpoint` (as `fusermount3 -u`). For a
-/// writable mount, waits up to 30 s for the daemon to let go of the archive (its
-/// writer lock), so that the next command of a script finds the archive free.
-pub fn unmount(mountpoint: &Path) -> Result<()> {
+/// Unmount the archive mounted at `mountpoint` (as `fusermount3 -u`; with `lazy`,
+/// `-z`: detach it now even if it is busy, the daemon ends when the last user lets
+/// go). For a writable mount, waits up to 30 s for the daemon to let go of the
+/// archive (its writer lock), so that the next command of a script finds the
+/// archive free.
+pub fn unmount(mountpoint: &Path, lazy: bool) -> Result<()> {
     let mountpoint = std::fs::canonicalize(mountpoint).map_err(|e| Error::io(mountpoint, e))?;
     let Some((source, fstype)) = mount_source(&mountpoint) else {
         return Err(mount_error(&mountpoint, "not a mount point"));
     };
-    let out = fusermount(&[OsStr::new("-u"), mountpoint.as_os_str()]);
-    match out {
+    let mut args = vec![OsStr::new("-u")];
+    if lazy {
+        args.push(OsStr::new("-z"));
+    }
+    args.push(mountpoint.as_os_str());
+    match fusermount(&args) {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
             let err = String::from_utf8_lossy(&o.stderr);
@@ -369,7 +375,7 @@ pub fn unmount(mountpoint: &Path) -> Result<()> {
             return Err(mount_error(&mountpoint, format!("cannot unmount: {err}")));
         }
         // No fusermount3: unmount directly (needs the privilege to).
-        Err(_) => sys_unmount(&mountpoint, 0)
+        Err(_) => sys_unmount(&mountpoint, if lazy { libc::MNT_DETACH } else { 0 })
             .map_err(|e| mount_error(&mountpoint, format!("cannot unmount: {e}")))?,
     }
     if fstype == "fuse.barecat" {

@@ -82,12 +82,13 @@ fn alive(pid: u32) -> bool {
             .is_ok_and(|s| s.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')))
 }
 
+/// Unmount `dir` if it is mounted: normally, else detached at once (`-u -z`).
 fn force_unmount(dir: &Path) {
     for args in [["-u"].as_slice(), ["-u", "-z"].as_slice()] {
         if !is_mounted(dir) {
             return;
         }
-        let _ = Command::new("fusermount3")
+        let _ = Command::new(bin("barecat-mount"))
             .args(args)
             .arg(dir)
             .stderr(Stdio::null())
