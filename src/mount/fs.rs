@@ -112,6 +112,9 @@ impl CrcCheck {
     }
 }
 
+/// A directory entry for `readdir`: inode, the cookie of the next entry, kind, name.
+type DirEntry = (u64, u64, FileType, String);
+
 /// A file open for reading.
 struct ReadHandle {
     id: i64,
@@ -360,13 +363,8 @@ impl Fs {
         self.next_fh.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// One batch of directory entries after `cookie`: (inode, cookie of the next,
-    /// kind, name).
-    fn list(
-        &self,
-        ino: u64,
-        cookie: Cookie,
-    ) -> Result<std::result::Result<Vec<(u64, u64, FileType, String)>, Errno>> {
+    /// One batch of directory entries after `cookie`.
+    fn list(&self, ino: u64, cookie: Cookie) -> Result<std::result::Result<Vec<DirEntry>, Errno>> {
         self.query(|i| {
             let dir = match self.dir_path(i, ino)? {
                 Ok(d) => d,

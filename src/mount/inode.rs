@@ -21,7 +21,7 @@ pub enum Node {
 
 /// The inode number of the file with row id `id` (`None` for ids below 1).
 pub fn file(id: i64) -> Option<u64> {
-    (id >= 1 && id < i64::MAX / 2).then(|| id as u64 * 2 + 1)
+    (1..i64::MAX / 2).contains(&id).then(|| id as u64 * 2 + 1)
 }
 
 /// The inode number of the directory with row id `id`; `root_id` is the root row's.
@@ -29,7 +29,7 @@ pub fn dir(id: i64, root_id: i64) -> Option<u64> {
     if id == root_id {
         return Some(ROOT);
     }
-    (id >= 1 && id < i64::MAX / 2).then(|| id as u64 * 2 + 2)
+    (1..i64::MAX / 2).contains(&id).then(|| id as u64 * 2 + 2)
 }
 
 /// What inode number `ino` names (`None` for 0).

@@ -16,11 +16,18 @@
 //! * reads are positioned reads of the shard, as large as the kernel asks (up to
 //!   1 MiB), with the kernel's page cache kept across opens (read-only mounts: the
 //!   archive does not change under the mount); a file read front to back is
-//!   CRC32C-checked at its end and fails with `EIO` on a mismatch.
+//!   CRC32C-checked at its end (pieces that arrive out of order are combined), a
+//!   read that reaches the end of a file of up to 64 MiB whose handle did not see
+//!   all of it (the kernel had the rest cached) checks the file whole once, and a
+//!   mismatch fails that read and every later read of the file with `EIO`. Reads
+//!   that stop short of the end are not checked, as for file handles.
 //!
 //! The file system reads only through the library's reading API ([`crate::Archive`]:
-//! its index connections and positioned shard reads), so any archive that `Archive`
-//! can open mounts through the same code. Writable mounts ([`write`]) add files through
+//! [`Archive::with_index`](crate::Archive::with_index) for rows,
+//! [`Archive::read_at`](crate::Archive::read_at) and
+//! [`Archive::read_file`](crate::Archive::read_file) for bytes), never the index or
+//! shard files directly, so any archive that `Archive` can open mounts through the
+//! same code. Writable mounts ([`write`]) add files through
 //! [`crate::ArchiveWriter`]; every file is committed when it is closed, so a killed
 //! daemon leaves a readable archive holding every file closed before the kill.
 //! [`daemon`] runs the mount as a process: detaching once the mount is ready,
