@@ -178,6 +178,18 @@ impl PendingFile {
     pub fn set_meta(&mut self, meta: Meta) {
         self.meta = meta;
     }
+
+    /// The row of the finished file, stored at `path`.
+    fn row(&self, path: String) -> FileInfo {
+        FileInfo {
+            path,
+            shard: self.shard,
+            offset: self.offset,
+            size: self.size,
+            crc32c: Some(self.crc.value()),
+            meta: self.meta,
+        }
+    }
 }
 
 /// The single writer of an archive.
@@ -747,14 +759,7 @@ impl ArchiveWriter {
             return self.finish_replacement(pf, id);
         }
         let missing = self.missing_ancestors(&pf.path)?;
-        let fi = FileInfo {
-            path: pf.path,
-            shard: pf.shard,
-            offset: pf.offset,
-            size: pf.size,
-            crc32c: Some(pf.crc.value()),
-            meta: pf.meta,
-        };
+        let fi = pf.row(pf.path.clone());
         let r = self
             .insert_missing_dirs(missing)
             .and_then(|()| self.insert_file_row(&fi).at(self.layout.index()));
@@ -924,14 +929,7 @@ impl ArchiveWriter {
             self.abort_file(pf)?;
             return Err(Error::NotFound(path));
         };
-        let fi = FileInfo {
-            path: old.path.clone(),
-            shard: pf.shard,
-            offset: pf.offset,
-            size: pf.size,
-            crc32c: Some(pf.crc.value()),
-            meta: pf.meta,
-        };
+        let fi = pf.row(old.path.clone());
         let r = self
             .index
             .conn()
