@@ -599,12 +599,11 @@ impl Filesystem for FuseFs {
                 check: Mutex::new(CrcCheck::default()),
             }),
         );
-        let keep = fs.writable.is_none() && !lock(&fs.bad).contains(&id);
-        let flags = if keep {
-            FopenFlags::FOPEN_KEEP_CACHE
-        } else {
-            FopenFlags::empty()
-        };
+        // Nothing to do when a reader closes: no flush request per close.
+        let mut flags = FopenFlags::FOPEN_NOFLUSH;
+        if fs.writable.is_none() && !lock(&fs.bad).contains(&id) {
+            flags |= FopenFlags::FOPEN_KEEP_CACHE;
+        }
         reply.opened(FileHandle(fh), flags)
     }
 
