@@ -257,6 +257,8 @@ fn serve(archive: &Path, mountpoint: &Path, opts: &MountOptions, tx: Option<File
                 let _ = lazy_unmount(&mp);
             }
         });
+    // Returns only if the session could not start: when it ends, the file
+    // system's `destroy` commits and exits.
     let served = session
         .run()
         .map_err(|e| mount_error(mountpoint, format!("serving failed: {e}")));
@@ -378,7 +380,8 @@ pub fn unmount(mountpoint: &Path, lazy: bool) -> Result<()> {
         Err(_) => sys_unmount(&mountpoint, if lazy { libc::MNT_DETACH } else { 0 })
             .map_err(|e| mount_error(&mountpoint, format!("cannot unmount: {e}")))?,
     }
-    if fstype == "fuse.barecat" {
+    // Mounted as root, the type is plain `fuse`; through fusermount3, `fuse.barecat`.
+    if fstype == "fuse.barecat" || fstype == "fuse" {
         let index = crate::layout::Layout::resolve(Path::new(&source));
         if let Ok(f) = File::open(index.index()) {
             let deadline = Instant::now() + Duration::from_secs(30);

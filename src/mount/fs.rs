@@ -511,6 +511,20 @@ impl Filesystem for FuseFs {
         Ok(())
     }
 
+    /// The kernel ended the session (unmounted): commit what a writable mount has
+    /// left, then end the process here. Returning would let the session unmount
+    /// the mount point once more, which can hit a new mount made there meanwhile.
+    fn destroy(&mut self) {
+        let finished = match &self.0.writable {
+            Some(w) => lock(w).finish(),
+            None => Ok(()),
+        };
+        if let Err(e) = &finished {
+            self.0.log.line(&e.to_string());
+        }
+        std::process::exit(if finished.is_ok() { 0 } else { 1 });
+    }
+
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         match self.0.lookup_path(parent.0, name) {
             Ok(Ok(attr)) => reply.entry(&self.0.ttl, &attr, Generation(0)),
