@@ -633,3 +633,30 @@ fn writable_mount_keeps_the_archive_valid() {
     assert!(report.contains(" 0 trailing"), "{report}");
     common::py_verify(&s.archive);
 }
+
+/// Regression: a daemon ending after its mount was unmounted unmounted the mount
+/// point once more, which could take away a mount made there right after.
+#[test]
+fn mounting_again_right_after_an_unmount_works() {
+    need!("fusermount3");
+    if !fuse_available() {
+        return;
+    }
+    let s = setup();
+    let mut m = mount(&s.archive, &s.mnt, &[]);
+    // The guards of the earlier mounts stay alive until the end (dropping one
+    // unmounts whatever is mounted there).
+    let mut earlier = Vec::new();
+    for round in 0..24 {
+        // fusermount3 -u returns before the daemon has ended.
+        run_ok("fusermount3", ["-u".as_ref(), s.mnt.as_os_str()]);
+        let args: &[&str] = if round % 2 == 0 { &["--writable"] } else { &[] };
+        earlier.push(std::mem::replace(&mut m, mount(&s.archive, &s.mnt, args)));
+        let got = fs::read(m.path("top.txt"));
+        assert!(got.is_ok_and(|d| d == s.files["top.txt"]), "round {round}");
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(is_mounted(&s.mnt), "the last mount was taken away");
+    m.unmount();
+    drop(earlier);
+}
