@@ -649,7 +649,7 @@ fn mounting_again_right_after_an_unmount_works() {
     let mut earlier = Vec::new();
     for round in 0..24 {
         // fusermount3 -u returns before the daemon has ended.
-        run_ok("fusermount3", ["-u".as_ref(), s.mnt.as_os_str()]);
+        mount_util::fusermount_u(&s.mnt);
         let args: &[&str] = if round % 2 == 0 { &["--writable"] } else { &[] };
         earlier.push(std::mem::replace(&mut m, mount(&s.archive, &s.mnt, args)));
         let got = fs::read(m.path("top.txt"));

@@ -118,7 +118,10 @@ type DirEntry = (u64, u64, FileType, String);
 /// A file open for reading.
 struct ReadHandle {
     id: i64,
-    fi: FileInfo,
+    /// The file's row, looked up at the first read that reaches the daemon (on a
+    /// read-only mount, an open whose reads the kernel serves from its cache costs
+    /// no index query).
+    fi: std::sync::OnceLock<FileInfo>,
     check: Mutex<CrcCheck>,
 }
 
@@ -442,31 +445,39 @@ impl Fs {
         if lock(&self.bad).contains(&h.id) {
             return Err(Errno::EIO);
         }
-        let n = (size as u64).min(h.fi.size.saturating_sub(offset)) as usize;
+        let fi = match h.fi.get() {
+            Some(fi) => fi,
+            None => match self.query(|i| i.file_by_id(h.id)) {
+                Ok(Some(fi)) => h.fi.get_or_init(|| fi),
+                Ok(None) => return Err(Errno::ENOENT),
+                Err(e) => return Err(self.fail("read", &e)),
+            },
+        };
+        let n = (size as u64).min(fi.size.saturating_sub(offset)) as usize;
         let mut buf = vec![0u8; n];
         let got = self
             .archive
-            .read_at(&h.fi, offset, &mut buf)
-            .map_err(|e| self.fail(&h.fi.path, &e))?;
+            .read_at(fi, offset, &mut buf)
+            .map_err(|e| self.fail(&fi.path, &e))?;
         buf.truncate(got);
-        let Some(expected) = h.fi.crc32c else {
+        let Some(expected) = fi.crc32c else {
             return Ok(buf);
         };
-        let whole = lock(&h.check).add(offset, &buf, h.fi.size);
-        let reaches_end = got > 0 && offset + got as u64 == h.fi.size;
+        let whole = lock(&h.check).add(offset, &buf, fi.size);
+        let reaches_end = got > 0 && offset + got as u64 == fi.size;
         let actual = match whole {
             Some(actual) => actual,
             // This handle did not see the whole file (the kernel had part of it
             // cached, or the reader skipped): a read that reaches the end checks the
             // whole file once, where it is small enough to read again.
             None if reaches_end
-                && h.fi.size <= FULL_CHECK_LIMIT
+                && fi.size <= FULL_CHECK_LIMIT
                 && !lock(&self.verified).contains(&h.id) =>
             {
-                match self.archive.read_file(&h.fi) {
+                match self.archive.read_file(fi) {
                     Ok(_) => expected,
                     Err(Error::CrcMismatch { actual, .. }) => actual,
-                    Err(e) => return Err(self.fail(&h.fi.path, &e)),
+                    Err(e) => return Err(self.fail(&fi.path, &e)),
                 }
             }
             None => return Ok(buf),
@@ -474,7 +485,7 @@ impl Fs {
         if actual != expected {
             lock(&self.bad).insert(h.id);
             let e = Error::CrcMismatch {
-                member: h.fi.path.clone(),
+                member: fi.path.clone(),
                 expected,
                 actual,
             };
@@ -599,11 +610,15 @@ impl Filesystem for FuseFs {
                 Err(e) => reply.error(e),
             };
         }
-        let fi = match fs.query(|i| i.file_by_id(id)) {
-            Ok(Some(fi)) => fi,
-            Ok(None) => return reply.error(Errno::ENOENT),
-            Err(e) => return reply.error(fs.fail("open", &e)),
-        };
+        let fi = std::sync::OnceLock::new();
+        if fs.writable.is_some() {
+            // Files come and go on a writable mount: check now.
+            match fs.query(|i| i.file_by_id(id)) {
+                Ok(Some(found)) => drop(fi.set(found)),
+                Ok(None) => return reply.error(Errno::ENOENT),
+                Err(e) => return reply.error(fs.fail("open", &e)),
+            }
+        }
         let fh = fs.new_fh();
         lock(&fs.handles).insert(
             fh,

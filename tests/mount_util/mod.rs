@@ -138,11 +138,13 @@ impl Mounted {
 
     /// Unmount with `barecat-mount -u` and check that it worked.
     pub fn unmount(mut self) {
-        let out = Command::new(bin("barecat-mount"))
-            .arg("-u")
-            .arg(&self.dir)
-            .output()
-            .unwrap();
+        let out = retry_busy(|| {
+            Command::new(bin("barecat-mount"))
+                .arg("-u")
+                .arg(&self.dir)
+                .output()
+                .unwrap()
+        });
         assert!(
             out.status.success(),
             "barecat-mount -u failed: {}",
@@ -235,4 +237,35 @@ pub fn mount_foreground(archive: &Path, dir: &Path, args: &[&str], stderr_to: &P
         std::thread::sleep(Duration::from_millis(20));
     }
     m
+}
+
+/// Run an unmount command again while it fails with "busy", for up to 10 s: in a
+/// test process, another test thread's fork holds a copy of our open descriptors
+/// until its child execs.
+pub fn retry_busy(mut unmount: impl FnMut() -> std::process::Output) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = unmount();
+        let busy = String::from_utf8_lossy(&out.stderr).contains("busy");
+        if out.status.success() || !busy || Instant::now() > deadline {
+            return out;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `fusermount3 -u DIR`, which must succeed (see [`retry_busy`]).
+pub fn fusermount_u(dir: &Path) {
+    let out = retry_busy(|| {
+        Command::new("fusermount3")
+            .arg("-u")
+            .arg(dir)
+            .output()
+            .unwrap()
+    });
+    assert!(
+        out.status.success(),
+        "fusermount3 -u failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
