@@ -956,19 +956,27 @@ impl ArchiveWriter {
         let path = mpath::normalize(path);
         self.begin_batch()?;
         let n = self
-            .index
-            .conn()
-            .prepare_cached(
-                "UPDATE files SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
-            )
-            .and_then(|mut s| {
-                s.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns])
-            })
+            .update_meta("files", &path, &meta)
             .at(self.layout.index())?;
         if n == 0 {
             return Err(Error::NotFound(path));
         }
         self.maybe_commit()
+    }
+
+    /// Set the metadata of the row of `table` (`files` or `dirs`) at `path`;
+    /// returns the number of rows changed.
+    fn update_meta(&self, table: &str, path: &str, meta: &Meta) -> rusqlite::Result<usize> {
+        let sql = format!(
+            "UPDATE {table} SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1"
+        );
+        self.index.conn().prepare_cached(&sql)?.execute(params![
+            path,
+            meta.mode,
+            meta.uid,
+            meta.gid,
+            meta.mtime_ns
+        ])
     }
 
     /// Write `pf`'s bytes from `src` and finish it (or abort it on a failure).
@@ -1068,17 +1076,7 @@ impl ArchiveWriter {
         };
         self.begin_batch()?;
         let r = match missing {
-            None => self
-                .index
-                .conn()
-                .prepare_cached(
-                    "UPDATE dirs SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
-                )
-                .and_then(|mut s| {
-                    s.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns])
-                })
-                .at(&p)
-                .map(drop),
+            None => self.update_meta("dirs", &path, &meta).at(&p).map(drop),
             Some(missing) => self.insert_missing_dirs(missing).and_then(|()| {
                 self.index
                     .conn()
