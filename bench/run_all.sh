@@ -20,4 +20,5 @@ python3 verify.py --rounds "$rounds"
 python3 maint.py --rounds "$rounds"
 python3 rebuild.py --rounds "$rounds"
 python3 python.py --rounds "$rounds"; rm -f work/python-writes.barecat*
+python3 mount.py --rounds "$rounds"
 ls -l results/

@@ -302,6 +302,18 @@ impl Archive {
         Err(kept_moving(fi))
     }
 
+    /// Up to `buf.len()` bytes of `fi` from `offset` into `buf` (clamped to the file),
+    /// with one positioned read of its shard; returns the number of bytes read. Not
+    /// CRC-checked and not re-checked against the index: for readers of an archive
+    /// that nobody moves files in meanwhile (a mounted archive), which check whole
+    /// reads themselves.
+    pub fn read_at(&self, fi: &FileInfo, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let start = offset.min(fi.size);
+        let n = (buf.len() as u64).min(fi.size - start) as usize;
+        self.shards.read_into(fi, start, &mut buf[..n])?;
+        Ok(n)
+    }
+
     /// Zero-copy view of `fi`'s bytes in the shard's memory map; not CRC-checked.
     ///
     /// While the map exists, writers do not cut the shard (they would kill this

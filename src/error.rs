@@ -161,6 +161,10 @@ pub enum Error {
     /// input or the entry.
     #[error("{path}: {detail}")]
     Input { path: String, detail: String },
+
+    /// A file system could not be mounted or unmounted at `path`.
+    #[error("{}: {detail}", path.display())]
+    Mount { path: PathBuf, detail: String },
 }
 
 /// A member path as messages show it: the root, stored as "", is shown as `/`.

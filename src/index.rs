@@ -621,6 +621,110 @@ impl Index {
         }
     }
 
+    // ----------------------------------------------------------------- row ids
+    //
+    // A row id names an entry for as long as its row lives: renames keep it, and a
+    // file whose content is replaced in place keeps it too
+    // ([`crate::ArchiveWriter::finish_file`] of a rewrite). The mount uses row ids as
+    // inode numbers.
+
+    /// The file whose row id is `id`.
+    pub fn file_by_id(&self, id: i64) -> Result<Option<FileInfo>> {
+        Ok(self
+            .query_files(
+                &format!("SELECT {FILE_COLS} FROM files WHERE rowid = ?1"),
+                [id],
+            )?
+            .pop())
+    }
+
+    /// The directory whose row id is `id`.
+    pub fn dir_by_id(&self, id: i64) -> Result<Option<DirInfo>> {
+        Ok(self
+            .query_dirs(
+                &format!("SELECT {DIR_COLS} FROM dirs WHERE rowid = ?1"),
+                [id],
+            )?
+            .pop())
+    }
+
+    /// The file at `path` (already normalized) and its row id.
+    pub fn file_with_id(&self, path: &str) -> Result<Option<(i64, FileInfo)>> {
+        Ok(self
+            .files_with_ids(
+                &format!("SELECT {FILE_COLS}, rowid FROM files WHERE path = ?1"),
+                params![path],
+            )?
+            .pop())
+    }
+
+    /// The directory at `path` (already normalized) and its row id.
+    pub fn dir_with_id(&self, path: &str) -> Result<Option<(i64, DirInfo)>> {
+        Ok(self
+            .dirs_with_ids(
+                &format!("SELECT {DIR_COLS}, rowid FROM dirs WHERE path = ?1"),
+                params![path],
+            )?
+            .pop())
+    }
+
+    /// Up to `limit` subdirectories directly in `dir` whose row id is greater than
+    /// `after`, in row-id order. The `(parent, rowid)` index hands them out in that
+    /// order, so each page costs `limit` index steps however large the directory,
+    /// and a listing resumes from the last id without holding anything open.
+    pub fn child_dirs_after(
+        &self,
+        dir: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, DirInfo)>> {
+        self.dirs_with_ids(
+            &format!(
+                "SELECT {DIR_COLS}, rowid FROM dirs \
+                 WHERE parent = ?1 AND rowid > ?2 ORDER BY rowid LIMIT ?3"
+            ),
+            params![dir, after, limit as i64],
+        )
+    }
+
+    /// Like [`child_dirs_after`](Self::child_dirs_after), for the files directly in `dir`.
+    pub fn child_files_after(
+        &self,
+        dir: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, FileInfo)>> {
+        self.files_with_ids(
+            &format!(
+                "SELECT {FILE_COLS}, rowid FROM files \
+                 WHERE parent = ?1 AND rowid > ?2 ORDER BY rowid LIMIT ?3"
+            ),
+            params![dir, after, limit as i64],
+        )
+    }
+
+    fn files_with_ids(&self, sql: &str, p: impl rusqlite::Params) -> Result<Vec<(i64, FileInfo)>> {
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
+        let mut rows = stmt.query(p).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().at(&self.path)? {
+            let fi = self.decode_file(row)?;
+            out.push((row.get(9).at(&self.path)?, fi));
+        }
+        Ok(out)
+    }
+
+    fn dirs_with_ids(&self, sql: &str, p: impl rusqlite::Params) -> Result<Vec<(i64, DirInfo)>> {
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
+        let mut rows = stmt.query(p).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().at(&self.path)? {
+            let d = self.decode_dir(row)?;
+            out.push((row.get(9).at(&self.path)?, d));
+        }
+        Ok(out)
+    }
+
     /// Number of rows in `files`.
     pub fn count_files(&self) -> Result<u64> {
         let n: i64 = self

@@ -36,6 +36,7 @@ pub mod ingest;
 pub mod layout;
 pub mod listing;
 pub mod maint;
+pub mod mount;
 pub mod path;
 pub mod progress;
 pub mod read_pool;

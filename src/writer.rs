@@ -158,11 +158,37 @@ pub struct PendingFile {
     offset: u64,
     written: u64,
     crc: Crc32c,
+    /// The row id of the file whose content this one replaces.
+    replaces: Option<i64>,
+    /// The length is not known in advance: whatever is written is the file.
+    open_ended: bool,
 }
 
 impl PendingFile {
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Set the metadata the file's row gets when it is finished.
+    pub fn set_meta(&mut self, meta: Meta) {
+        self.meta = meta;
+    }
+
+    /// The row of the finished file, stored at `path`.
+    fn row(&self, path: String) -> FileInfo {
+        FileInfo {
+            path,
+            shard: self.shard,
+            offset: self.offset,
+            size: self.size,
+            crc32c: Some(self.crc.value()),
+            meta: self.meta,
+        }
     }
 }
 
@@ -178,6 +204,9 @@ pub struct ArchiveWriter {
     opts: WriterOptions,
     stats: WriteStats,
     poisoned: bool,
+    /// Shard and offset of the file being written in chunks, if any: its bytes
+    /// are not cut off the shard, and empty files added meanwhile go at its start.
+    pending: Option<(u64, u64)>,
     _lock: File,
 }
 
@@ -298,6 +327,7 @@ impl ArchiveWriter {
             opts,
             stats: WriteStats::default(),
             poisoned: false,
+            pending: None,
             _lock: lock,
         })
     }
@@ -560,7 +590,13 @@ impl ArchiveWriter {
         self.begin_batch()?;
         let bytes = data.bytes();
         let size = bytes.len() as u64;
-        let (shard, offset) = match self.shards.place(size) {
+        let placed = match self.pending {
+            // Inside a file being written in chunks, an empty file takes no room
+            // and stays valid whether that file is finished or cut off.
+            Some(at) if size == 0 => Ok(at),
+            _ => self.shards.place(size),
+        };
+        let (shard, offset) = match placed {
             Ok(pos) => pos,
             Err(e) => return self.poison(e),
         };
@@ -603,9 +639,15 @@ impl ArchiveWriter {
     }
 
     fn insert_file_row(&self, fi: &FileInfo) -> rusqlite::Result<()> {
+        self.insert_file_row_as(fi, None)
+    }
+
+    /// Insert `fi`'s row, with the row id `id` when given (a replaced file keeps its
+    /// id), or the next free one.
+    fn insert_file_row_as(&self, fi: &FileInfo, id: Option<i64>) -> rusqlite::Result<()> {
         let mut stmt = self.index.conn().prepare_cached(
-            "INSERT INTO files (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO files (rowid, path, shard, offset, size, crc32c, mode, uid, gid, \
+             mtime_ns) VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?;
         stmt.execute(params![
             fi.path,
@@ -616,7 +658,8 @@ impl ArchiveWriter {
             fi.meta.mode,
             fi.meta.uid,
             fi.meta.gid,
-            fi.meta.mtime_ns
+            fi.meta.mtime_ns,
+            id
         ])?;
         Ok(())
     }
@@ -652,6 +695,7 @@ impl ArchiveWriter {
             Ok(pos) => pos,
             Err(e) => return self.poison(e),
         };
+        self.pending = Some((shard, offset));
         Ok(PendingFile {
             path,
             meta,
@@ -660,6 +704,8 @@ impl ArchiveWriter {
             offset,
             written: 0,
             crc: Crc32c::new(),
+            replaces: None,
+            open_ended: false,
         })
     }
 
@@ -672,7 +718,7 @@ impl ArchiveWriter {
                 pf.path
             )));
         }
-        if pf.written + data.len() as u64 > pf.size {
+        if !pf.open_ended && pf.written + data.len() as u64 > pf.size {
             return Err(Error::SourceChanged {
                 path: pf.path.clone(),
                 detail: format!("grew while being read (expected {} bytes)", pf.size),
@@ -690,8 +736,14 @@ impl ArchiveWriter {
     }
 
     /// Complete a pending file: check its length and insert its row.
-    pub fn finish_file(&mut self, pf: PendingFile) -> Result<FileInfo> {
+    pub fn finish_file(&mut self, mut pf: PendingFile) -> Result<FileInfo> {
         self.check_usable()?;
+        if pf.open_ended {
+            pf.size = pf.written;
+            self.pending = None;
+            self.relocate_if_over_limit(&mut pf)?;
+        }
+        self.pending = None;
         if pf.written != pf.size {
             let detail = format!(
                 "size changed while being read (expected {} bytes, got {})",
@@ -703,15 +755,11 @@ impl ArchiveWriter {
         }
         // The batch may have been committed in between; it is reopened here.
         self.begin_batch()?;
+        if let Some(id) = pf.replaces {
+            return self.finish_replacement(pf, id);
+        }
         let missing = self.missing_ancestors(&pf.path)?;
-        let fi = FileInfo {
-            path: pf.path,
-            shard: pf.shard,
-            offset: pf.offset,
-            size: pf.size,
-            crc32c: Some(pf.crc.value()),
-            meta: pf.meta,
-        };
+        let fi = pf.row(pf.path.clone());
         let r = self
             .insert_missing_dirs(missing)
             .and_then(|()| self.insert_file_row(&fi).at(self.layout.index()));
@@ -729,6 +777,7 @@ impl ArchiveWriter {
 
     /// Abandon a pending file: its bytes are cut off the shard.
     pub fn abort_file(&mut self, pf: PendingFile) -> Result<()> {
+        self.pending = None;
         if self.shards.position().0 == pf.shard {
             if let Err(e) = self.shards.truncate_to(pf.offset) {
                 return self.poison(e);
@@ -745,7 +794,194 @@ impl ArchiveWriter {
         size: u64,
         src: &mut dyn Read,
     ) -> Result<FileInfo> {
-        let mut pf = self.begin_file(path, meta, size)?;
+        let pf = self.begin_file(path, meta, size)?;
+        self.fill_file(pf, src)
+    }
+
+    /// Replace the content of the file whose row id is `id` by `size` bytes read from
+    /// `src`, and its metadata by `meta`: the new bytes are appended like a new
+    /// file's, then, in the same transaction, the old row is deleted and the new one
+    /// inserted under the same row id and the path the file has then. The old bytes
+    /// become a hole for `defrag`. A file rewritten through a mount keeps its inode
+    /// number this way.
+    pub fn replace_file_from_reader(
+        &mut self,
+        id: i64,
+        meta: Meta,
+        size: u64,
+        src: &mut dyn Read,
+    ) -> Result<FileInfo> {
+        self.check_usable()?;
+        let Some(old) = self.index.file_by_id(id)? else {
+            return Err(Error::NotFound(format!("#{id}")));
+        };
+        self.begin_batch()?;
+        let (shard, offset) = match self.shards.place(size) {
+            Ok(pos) => pos,
+            Err(e) => return self.poison(e),
+        };
+        let pf = PendingFile {
+            path: old.path,
+            meta,
+            size,
+            shard,
+            offset,
+            written: 0,
+            crc: Crc32c::new(),
+            replaces: Some(id),
+            open_ended: false,
+        };
+        self.fill_file(pf, src)
+    }
+
+    /// Start replacing the content of the file whose row id is `id` by bytes that
+    /// arrive in chunks ([`write_chunk`]) and whose length is not known in advance:
+    /// they are appended as they come, and [`finish_file`] makes them the file's
+    /// content in place of the old one (as [`replace_file_from_reader`] does), with
+    /// the metadata set by [`PendingFile::set_meta`] (the old row's by default).
+    /// A file that ends up crossing the shard size limit is moved to a new shard
+    /// when it is finished (spec §5.2, streams). Nothing else but empty files may be
+    /// added until the file is finished or aborted.
+    ///
+    /// [`write_chunk`]: Self::write_chunk
+    /// [`finish_file`]: Self::finish_file
+    /// [`replace_file_from_reader`]: Self::replace_file_from_reader
+    pub fn begin_rewrite(&mut self, id: i64) -> Result<PendingFile> {
+        self.check_usable()?;
+        let Some(old) = self.index.file_by_id(id)? else {
+            return Err(Error::NotFound(format!("#{id}")));
+        };
+        self.begin_batch()?;
+        let (shard, offset) = match self.shards.place(0) {
+            Ok(pos) => pos,
+            Err(e) => return self.poison(e),
+        };
+        self.pending = Some((shard, offset));
+        Ok(PendingFile {
+            path: old.path,
+            meta: old.meta,
+            size: 0,
+            shard,
+            offset,
+            written: 0,
+            crc: Crc32c::new(),
+            replaces: Some(id),
+            open_ended: true,
+        })
+    }
+
+    /// Read back `buf.len()` bytes of a pending file from `at` (bytes already
+    /// written).
+    pub fn read_pending(&mut self, pf: &PendingFile, at: u64, buf: &mut [u8]) -> Result<()> {
+        if at + buf.len() as u64 > pf.written {
+            return Err(Error::InvalidOperation(format!(
+                "{}: read past the {} bytes written",
+                pf.path, pf.written
+            )));
+        }
+        if let Err(e) = self.shards.flush() {
+            return self.poison(e);
+        }
+        let path = self.layout.shard_path(pf.shard);
+        let f = File::open(&path).at(&path)?;
+        std::os::unix::fs::FileExt::read_exact_at(&f, buf, pf.offset + at).at(&path)
+    }
+
+    /// Move an open-ended file that crosses the shard size limit from the middle of
+    /// a shard to a new shard of its own (as Python does for streams): copy its bytes
+    /// there, then cut them off the old shard.
+    fn relocate_if_over_limit(&mut self, pf: &mut PendingFile) -> Result<()> {
+        let limit = self.shards.limit();
+        if pf.offset == 0 || pf.offset.saturating_add(pf.written) <= limit {
+            return Ok(());
+        }
+        let old = self.layout.shard_path(pf.shard);
+        let (shard, offset) = match self.shards.place(pf.written) {
+            Ok(pos) => pos,
+            Err(e) => return self.poison(e),
+        };
+        let src = File::open(&old).at(&old)?;
+        let mut buf = vec![0u8; (1 << 20).min(pf.written) as usize];
+        let mut at = 0u64;
+        while at < pf.written {
+            let n = (pf.written - at).min(buf.len() as u64) as usize;
+            std::os::unix::fs::FileExt::read_exact_at(&src, &mut buf[..n], pf.offset + at)
+                .at(&old)?;
+            if let Err(e) = self.shards.write(&buf[..n]) {
+                return self.poison(e);
+            }
+            at += n as u64;
+        }
+        let f = OpenOptions::new().write(true).open(&old).at(&old)?;
+        // Left as trailing bytes while a reader has the shard mapped.
+        shard::truncate_unless_mapped(&f, &old, pf.offset)?;
+        pf.shard = shard;
+        pf.offset = offset;
+        Ok(())
+    }
+
+    /// Delete the row a pending file replaces and insert the pending file under its
+    /// id, within the open batch (whose counters it corrects by hand).
+    fn finish_replacement(&mut self, pf: PendingFile, id: i64) -> Result<FileInfo> {
+        let p = self.layout.index().to_path_buf();
+        let Some(old) = self.index.file_by_id(id)? else {
+            let path = pf.path.clone();
+            self.abort_file(pf)?;
+            return Err(Error::NotFound(path));
+        };
+        let fi = pf.row(old.path.clone());
+        let r = self
+            .index
+            .conn()
+            .execute("DELETE FROM files WHERE rowid = ?1", [id])
+            .and_then(|_| self.insert_file_row_as(&fi, Some(id)))
+            .at(&p);
+        if let Err(e) = r {
+            return self.poison(e);
+        }
+        let d = self.delta(mpath::parent(&old.path).unwrap_or(""));
+        d.files -= 1;
+        d.bytes -= old.size as i64;
+        if let Some(b) = self.batch.as_mut() {
+            b.bytes = b.bytes.saturating_sub(fi.size);
+        }
+        self.account(&fi);
+        self.maybe_commit()?;
+        Ok(fi)
+    }
+
+    /// Set the metadata of the file at `path`.
+    pub fn set_file_meta(&mut self, path: &str, meta: Meta) -> Result<()> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        self.begin_batch()?;
+        let n = self
+            .update_meta("files", &path, &meta)
+            .at(self.layout.index())?;
+        if n == 0 {
+            return Err(Error::NotFound(path));
+        }
+        self.maybe_commit()
+    }
+
+    /// Set the metadata of the row of `table` (`files` or `dirs`) at `path`;
+    /// returns the number of rows changed.
+    fn update_meta(&self, table: &str, path: &str, meta: &Meta) -> rusqlite::Result<usize> {
+        let sql = format!(
+            "UPDATE {table} SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1"
+        );
+        self.index.conn().prepare_cached(&sql)?.execute(params![
+            path,
+            meta.mode,
+            meta.uid,
+            meta.gid,
+            meta.mtime_ns
+        ])
+    }
+
+    /// Write `pf`'s bytes from `src` and finish it (or abort it on a failure).
+    fn fill_file(&mut self, mut pf: PendingFile, src: &mut dyn Read) -> Result<FileInfo> {
+        let size = pf.size;
         let mut buf = vec![0u8; (1 << 20).min(size.max(1) as usize)];
         loop {
             let n = match src.read(&mut buf) {
@@ -886,17 +1122,7 @@ impl ArchiveWriter {
         };
         self.begin_batch()?;
         let r = match missing {
-            None => self
-                .index
-                .conn()
-                .prepare_cached(
-                    "UPDATE dirs SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
-                )
-                .and_then(|mut s| {
-                    s.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns])
-                })
-                .at(&p)
-                .map(drop),
+            None => self.update_meta("dirs", &path, &meta).at(&p).map(drop),
             Some(missing) => self.insert_missing_dirs(missing).and_then(|()| {
                 self.index
                     .conn()
@@ -938,6 +1164,7 @@ impl ArchiveWriter {
     /// resuming and by `repair`.
     pub fn trim_garbage(&mut self) -> Result<u64> {
         self.commit()?;
+        self.pending = None;
         // Nothing of ours may land in a shard after it was cut: a direct write of
         // abandoned bytes may still be running (the appender is reopened below).
         self.shards.abandon();
@@ -1040,7 +1267,7 @@ impl ArchiveWriter {
     /// Truncate shard `n` to its logical end if it is the current shard.
     fn cut_shard_tail(&mut self, n: u64) -> Result<()> {
         let (cur, pos) = self.shards.position();
-        if n != cur {
+        if n != cur || self.pending.is_some_and(|(s, _)| s == n) {
             return Ok(());
         }
         let end = self

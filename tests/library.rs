@@ -1061,5 +1061,61 @@ fn a_writer_reads_back_its_open_batch() {
     assert_eq!(
         Archive::open(&p).unwrap().read("x/y").unwrap(),
         b"uncommitted"
+/// Replacing a file keeps its row id (the mount's inode number) and counts; a
+/// rewrite of unknown length that crosses the shard limit moves to a shard of its
+/// own; an aborted one leaves nothing; empty files added meanwhile stay valid.
+#[test]
+fn rewrites_keep_the_row_id_and_respect_the_shard_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.barecat");
+    let mut w = new_writer(&path, Some(1000));
+    w.add_file("d/a", Meta::default(), &[1u8; 600], None)
+        .unwrap();
+    w.add_file("d/b", Meta::default(), &[2u8; 10], None)
+        .unwrap();
+    w.commit().unwrap();
+    let id = |w: &ArchiveWriter, p: &str| w.index().file_with_id(p).unwrap().unwrap().0;
+    let (ida, idb) = (id(&w, "d/a"), id(&w, "d/b"));
+
+    // Same length class, known size: replaced in place of the row.
+    let fi = w
+        .replace_file_from_reader(idb, Meta::default(), 20, &mut &[3u8; 20][..])
+        .unwrap();
+    assert_eq!((fi.path.as_str(), fi.size), ("d/b", 20));
+    assert_eq!(id(&w, "d/b"), idb);
+
+    // Open-ended, crossing the limit from the middle of shard 0: moved to shard 1.
+    let mut pf = w.begin_rewrite(ida).unwrap();
+    w.add_file("d/empty", Meta::default(), b"", None).unwrap();
+    for _ in 0..5 {
+        w.write_chunk(&mut pf, &[4u8; 200]).unwrap();
+    }
+    let mut back = [0u8; 3];
+    w.read_pending(&pf, 998, &mut back[..2]).unwrap();
+    assert!(w.read_pending(&pf, 999, &mut back).is_err());
+    let fi = w.finish_file(pf).unwrap();
+    assert_eq!((fi.shard, fi.offset, fi.size), (1, 0, 1000));
+    assert_eq!(id(&w, "d/a"), ida);
+
+    // Aborted: its bytes are cut off, the empty file added meanwhile stays valid.
+    let mut pf = w.begin_rewrite(idb).unwrap();
+    w.write_chunk(&mut pf, &[5u8; 300]).unwrap();
+    w.add_file("d/empty2", Meta::default(), b"", None).unwrap();
+    w.abort_file(pf).unwrap();
+    w.finish().unwrap();
+
+    let a = Archive::open(&path).unwrap();
+    assert_eq!(a.read("d/a").unwrap(), vec![4u8; 1000]);
+    assert_eq!(a.read("d/b").unwrap(), vec![3u8; 20]);
+    assert_eq!(a.root().unwrap().num_files_tree, 4);
+    assert_eq!(a.root().unwrap().size_tree, 1020);
+    assert_eq!(shard_len(&path, 1), 1000);
+    drop(a);
+    consistent(&path);
+    let out = run(bin("barecat-verify"), [path.as_os_str()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
     );
 }

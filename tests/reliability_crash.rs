@@ -1,5 +1,6 @@
 //! Crash consistency: create, from-tar (file and stdin), merge (barecat and tar
-//! inputs) and defrag (full and quick) are killed with SIGKILL at random instants.
+//! inputs), defrag (full and quick) and the daemon of a writable mount are killed
+//! with SIGKILL at random instants.
 //! After every kill the archive opens and reads back correctly, verify finds
 //! nothing the documented fix does not repair, and after the fix the archive holds
 //! exactly what an uninterrupted run gives. See `tests/reliability/mod.rs`.
@@ -8,14 +9,16 @@
 //! `BARECAT_CRASH_SEED=N` replays the instants of a failure.
 
 mod common;
+mod mount_util;
 mod reliability;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
+use std::time::Duration;
 
 use barecat::{Archive, Layout, Order};
 use reliability::*;
@@ -911,4 +914,145 @@ fn merge_append_removes_the_bytes_a_killed_merge_left() {
     assert_eq!(snap.files.len(), files.len());
     let v = verify_clean(&out, &[]).unwrap();
     assert_eq!(v["space"]["reclaimable_bytes"], 0, "{}", v["space"]);
+}
+
+// ---------------------------------------------------------------------- mount
+
+/// What a writer through the mount knows of one path: the content of its last
+/// closed version, and the one being written when the daemon was killed.
+/// After the kill the archive must hold the closed version, or a prefix of the one
+/// being written (possibly empty).
+#[derive(Default, Clone)]
+struct Written {
+    closed: Option<Vec<u8>>,
+    in_flight: Option<Vec<u8>>,
+}
+
+/// Write, rewrite and rename files through a writable mount until the mount
+/// fails (its daemon was killed), recording what was closed.
+fn write_until_killed(mnt: &Path, log: &std::sync::Mutex<BTreeMap<String, Written>>) {
+    let mut i = 0u64;
+    loop {
+        // Mostly new files, sometimes a rewrite of an earlier one.
+        let path = if i % 5 == 4 {
+            format!("w/d{}/f{}", (i / 7) % 3, i / 2)
+        } else {
+            format!("w/d{}/f{i}", i % 3)
+        };
+        // Some files large enough to be appended to the archive as they are written.
+        let len = if i % 6 == 5 { 2 << 20 } else { 0 } + (i * 7919) % 200_000;
+        let data = common::pseudo_random(i, len as usize);
+        let parent = mnt.join(&path).parent().unwrap().to_path_buf();
+        if fs::create_dir_all(parent).is_err() {
+            return;
+        }
+        log.lock()
+            .unwrap()
+            .entry(path.clone())
+            .or_default()
+            .in_flight = Some(data.clone());
+        if write_and_close(&mnt.join(&path), &data).is_err() {
+            return;
+        }
+        let mut l = log.lock().unwrap();
+        let w = l.get_mut(&path).unwrap();
+        w.closed = w.in_flight.take();
+        i += 1;
+    }
+}
+
+#[test]
+fn writable_mount_killed_at_random_instants_keeps_every_closed_file() {
+    need!("fusermount3", "barecat");
+    if !mount_util::fuse_available() {
+        return;
+    }
+    let cfg = config();
+    let mut rng = Rng::new(cfg.seed);
+    let mut py = PyVerifier::start();
+    let mut closed = 0;
+    for trial in 0..cfg.trials {
+        let tmp = tempfile::tempdir().unwrap();
+        let archive = tmp.path().join("a.barecat");
+        let src = tmp.path().join("src");
+        let first = make_tree(&src, "old", 20, 1, 7);
+        build(&archive, None, &first);
+        let delay = Duration::from_millis((rng.unit() * 1500.0) as u64);
+        let ctx = format!("trial {trial}, seed {}, kill after {delay:?}", cfg.seed);
+        let mnt = tmp.path().join("mnt");
+        let m = mount_util::mount_foreground(
+            &archive,
+            &mnt,
+            &["--writable"],
+            &tmp.path().join("daemon.log"),
+        );
+        let log = std::sync::Mutex::new(BTreeMap::new());
+        std::thread::scope(|sc| {
+            sc.spawn(|| write_until_killed(&mnt, &log));
+            std::thread::sleep(delay);
+            let pid = m.child.as_ref().unwrap().id();
+            run_ok_kill(pid);
+        });
+        drop(m); // unmounts the dead mount
+        let a = Archive::open(&archive).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        for (path, w) in log.lock().unwrap().iter() {
+            closed += w.closed.is_some() as usize;
+            let got = a
+                .read(path)
+                .map_err(|e| eprintln!("{ctx}: {path}: {e}"))
+                .ok();
+            // A file being written may also hold what had been written of it: every
+            // close of a descriptor commits (a fork of this process, such as the
+            // one that runs `kill`, closes copies of the descriptors open here).
+            let ok = got == w.closed
+                || matches!((&got, &w.in_flight), (Some(g), Some(new)) if new.starts_with(g));
+            assert!(
+                ok,
+                "{ctx}: {path}: {:?} bytes in the archive, {:?} closed, {:?} being written; \
+                 daemon: {}; files: {}",
+                got.as_ref().map(Vec::len),
+                w.closed.as_ref().map(Vec::len),
+                w.in_flight.as_ref().map(Vec::len),
+                fs::read_to_string(tmp.path().join("daemon.log")).unwrap_or_default(),
+                common::run_ok(bin_path("barecat-index-to-csv"), [archive.as_os_str()])
+            );
+        }
+        for (path, data) in &first {
+            assert_eq!(&a.read(path).unwrap(), data, "{ctx}: {path}");
+        }
+        drop(a);
+        verify_clean(&archive, &[]).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        py.verify(&archive).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+    }
+    assert!(
+        closed >= cfg.trials,
+        "only {closed} files were closed before {} kills",
+        cfg.trials
+    );
+}
+
+/// `fs::write`, but a failing `close` is an error too (dropping a `File` ignores
+/// it, and on a mount `close` is where a file is committed).
+fn write_and_close(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::fd::IntoRawFd;
+    let mut f = fs::File::create(path)?;
+    f.write_all(data)?;
+    // SAFETY: closes the descriptor the File gave up.
+    if unsafe { libc::close(f.into_raw_fd()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn bin_path(name: &str) -> PathBuf {
+    common::bin(name)
+}
+
+fn run_ok_kill(pid: u32) {
+    let st = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
 }

@@ -31,6 +31,7 @@ pub mod ingest;
 pub mod ls;
 pub mod merge;
 pub mod merge_symlink;
+pub mod mount;
 pub mod repair;
 pub mod to_archive;
 pub mod to_ncdu_json;
@@ -119,6 +120,7 @@ pub fn commands() -> &'static [Command] {
         register!("to-zip", "barecat-to-zip", false, to_zip::Args, to_zip::run),
         register!("to-tar", "barecat-to-tar", false, to_tar::Args, to_tar::run),
         register!("cat", "barecat-cat", false, cat::Args, cat::run),
+        register!("mount", "barecat-mount", false, mount::Args, mount::run),
         // Looking inside.
         register!("ls", "barecat-ls", false, ls::Args, ls::run),
         register!("du", "barecat-du", false, du::Args, du::run),

@@ -1,0 +1,904 @@
+//! The FUSE operations: index rows to attributes and listings, shard bytes to reads.
+//!
+//! Why here: this is the one place that turns kernel requests into library calls.
+//! Every operation reads through the archive's reading API (row queries on an index
+//! connection, positioned reads of a file's bytes); writable mounts route their
+//! mutations to [`super::write::Writable`] and their row queries through the
+//! writer's own connection, which sees its uncommitted rows.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::OsStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fuser::{
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
+    KernelConfig, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate,
+    ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request,
+    TimeOrNow, WriteFlags,
+};
+
+use super::inode::{self, Cookie, Node};
+use super::write::Writable;
+use crate::crc;
+use crate::entry::{DirInfo, FileInfo, Meta, S_IFDIR, S_IFMT, S_IFREG};
+use crate::error::{Error, Result};
+use crate::index::Index;
+use crate::Archive;
+
+/// Attribute and entry lifetime in the kernel's caches: long on read-only mounts
+/// (the archive does not change under them), short on writable ones.
+const TTL_READ_ONLY: Duration = Duration::from_secs(3600);
+const TTL_WRITABLE: Duration = Duration::from_secs(1);
+/// `st_blksize`: the buffer size that `cp`, `cat` and stdio use for reading.
+const BLKSIZE: u32 = 128 << 10;
+/// Rows fetched per index query while listing a directory.
+const LIST_PAGE: usize = 128;
+/// Out-of-order pieces of a front-to-back read remembered for its CRC check.
+const MAX_PIECES: usize = 64;
+/// Files up to this size are checked whole when a read reaches their end on a
+/// handle that did not see all of their bytes.
+const FULL_CHECK_LIMIT: u64 = crate::archive::WHOLE_READ_LIMIT;
+
+/// Where log lines of the daemon go.
+pub(crate) enum Log {
+    Stderr,
+    File(Mutex<std::fs::File>),
+    Syslog,
+}
+
+impl Log {
+    pub fn line(&self, msg: &str) {
+        use std::io::Write;
+        match self {
+            Log::Stderr => eprintln!("barecat-mount: {msg}"),
+            Log::File(f) => {
+                let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+                let _ = writeln!(f, "barecat-mount: {msg}");
+            }
+            Log::Syslog => {
+                if let Ok(c) = std::ffi::CString::new(format!("barecat-mount: {msg}")) {
+                    // SAFETY: a constant format string and a NUL-terminated argument.
+                    unsafe { libc::syslog(libc::LOG_ERR, c"%s".as_ptr(), c.as_ptr()) };
+                }
+            }
+        }
+    }
+}
+
+/// Settings of a mount that attributes depend on.
+pub(crate) struct Settings {
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub umask: u32,
+}
+
+/// The CRC check of a file read front to back, possibly in pieces that arrive out of
+/// order (the kernel reads ahead asynchronously, several threads serve it).
+#[derive(Default)]
+struct CrcCheck {
+    /// Bytes `0..pos` have been read; `crc` is their CRC.
+    pos: u64,
+    crc: u32,
+    /// Pieces past `pos`: start → (length, CRC).
+    pieces: BTreeMap<u64, (u64, u32)>,
+    done: bool,
+}
+
+impl CrcCheck {
+    /// Account for `data` read at `offset`; the CRC of the whole file once every
+    /// byte of it has been seen.
+    fn add(&mut self, offset: u64, data: &[u8], size: u64) -> Option<u32> {
+        if self.done || data.is_empty() {
+            return None;
+        }
+        let len = data.len() as u64;
+        if offset == self.pos {
+            self.crc = crc32c::crc32c_append(self.crc, data);
+            self.pos += len;
+            while let Some((len, c)) = self.pieces.remove(&self.pos) {
+                self.crc = crc32c::crc32c_combine(self.crc, c, len as usize);
+                self.pos += len;
+            }
+        } else if offset > self.pos && self.pieces.len() < MAX_PIECES {
+            self.pieces.insert(offset, (len, crc::crc32c(data)));
+        }
+        if self.pos >= size {
+            self.done = true;
+            return Some(self.crc);
+        }
+        None
+    }
+}
+
+/// A directory entry for `readdir`: inode, the cookie of the next entry, kind, name.
+type DirEntry = (u64, u64, FileType, String);
+
+/// A file open for reading.
+struct ReadHandle {
+    id: i64,
+    /// The file's row, looked up at the first read that reaches the daemon (on a
+    /// read-only mount, an open whose reads the kernel serves from its cache costs
+    /// no index query).
+    fi: std::sync::OnceLock<FileInfo>,
+    check: Mutex<CrcCheck>,
+}
+
+pub(crate) struct Fs {
+    pub archive: Archive,
+    pub writable: Option<Mutex<Writable>>,
+    root_id: i64,
+    settings: Settings,
+    ttl: Duration,
+    /// Owner of entries without a stored one.
+    owner: (u32, u32),
+    /// Time of entries without a stored one: when the mount started.
+    started: SystemTime,
+    handles: Mutex<HashMap<u64, Arc<ReadHandle>>>,
+    next_fh: AtomicU64,
+    /// Files whose CRC check failed: every later read of them fails too.
+    bad: Mutex<HashSet<i64>>,
+    /// Files checked whole by a read that had not seen all of them.
+    verified: Mutex<HashSet<i64>>,
+    pub log: Log,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The errno for a library error.
+pub(crate) fn errno(e: &Error) -> Errno {
+    match e {
+        Error::NotFound(_) => Errno::ENOENT,
+        Error::IsADirectory(_) => Errno::EISDIR,
+        Error::NotADirectory(_) => Errno::ENOTDIR,
+        Error::FileExists(_) => Errno::EEXIST,
+        Error::DirectoryNotEmpty(_) => Errno::ENOTEMPTY,
+        Error::InvalidPath { .. } | Error::InvalidOperation(_) => Errno::EINVAL,
+        Error::ReadOnly { .. } => Errno::EROFS,
+        Error::Locked { .. } => Errno::EBUSY,
+        Error::Io { source, .. } => source
+            .raw_os_error()
+            .map(Errno::from_i32)
+            .unwrap_or(Errno::EIO),
+        _ => Errno::EIO,
+    }
+}
+
+/// A time from nanoseconds since the epoch.
+fn time(ns: i64) -> SystemTime {
+    if ns >= 0 {
+        UNIX_EPOCH + Duration::from_nanos(ns as u64)
+    } else {
+        UNIX_EPOCH - Duration::from_nanos(ns.unsigned_abs())
+    }
+}
+
+/// The path of `name` in the directory `dir`; `None` for names no entry can have.
+pub(crate) fn child_path(dir: &str, name: &OsStr) -> Option<String> {
+    let name = name.to_str()?;
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return None;
+    }
+    Some(if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    })
+}
+
+fn name_of(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+impl Fs {
+    pub fn new(
+        archive: Archive,
+        writable: Option<Writable>,
+        settings: Settings,
+        log: Log,
+    ) -> Result<Fs> {
+        let fs = Fs {
+            archive,
+            writable: writable.map(Mutex::new),
+            root_id: 0,
+            ttl: TTL_READ_ONLY,
+            settings,
+            owner: unsafe { (libc::getuid(), libc::getgid()) },
+            started: SystemTime::now(),
+            handles: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            bad: Mutex::new(HashSet::new()),
+            verified: Mutex::new(HashSet::new()),
+            log,
+        };
+        let root_id = fs
+            .query(|i| i.dir_with_id(""))?
+            .map(|(id, _)| id)
+            .ok_or_else(|| Error::corrupt(fs.archive.layout().index(), "no root directory row"))?;
+        let ttl = if fs.writable.is_some() {
+            TTL_WRITABLE
+        } else {
+            TTL_READ_ONLY
+        };
+        Ok(Fs { root_id, ttl, ..fs })
+    }
+
+    /// Run `f` on an index connection: the archive's pool on read-only mounts, the
+    /// writer's connection (which sees its own uncommitted rows) on writable ones.
+    pub fn query<T>(&self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
+        match &self.writable {
+            Some(w) => f(lock(w).writer.index()),
+            None => self.archive.with_index(f),
+        }
+    }
+
+    fn fail(&self, what: &str, e: &Error) -> Errno {
+        let n = errno(e);
+        if n == Errno::EIO {
+            self.log.line(&format!("{what}: {e}"));
+        }
+        n
+    }
+
+    pub fn dir_ino(&self, id: i64) -> Option<u64> {
+        inode::dir(id, self.root_id)
+    }
+
+    fn perm(&self, meta: &Meta, default: u32) -> u16 {
+        let m = meta.mode.map(|m| m & 0o7777).unwrap_or(default);
+        (m & !self.settings.umask & 0o7777) as u16
+    }
+
+    fn attr(&self, ino: u64, kind: FileType, size: u64, nlink: u32, meta: &Meta) -> FileAttr {
+        let t = meta.mtime_ns.map(time).unwrap_or(self.started);
+        let default = if kind == FileType::Directory {
+            0o755
+        } else {
+            0o644
+        };
+        FileAttr {
+            ino: INodeNo(ino),
+            size,
+            blocks: size.div_ceil(512),
+            atime: t,
+            mtime: t,
+            ctime: t,
+            crtime: t,
+            kind,
+            perm: self.perm(meta, default),
+            nlink,
+            uid: self.settings.uid.or(meta.uid).unwrap_or(self.owner.0),
+            gid: self.settings.gid.or(meta.gid).unwrap_or(self.owner.1),
+            rdev: 0,
+            blksize: BLKSIZE,
+            flags: 0,
+        }
+    }
+
+    pub fn file_attr(&self, id: i64, fi: &FileInfo) -> Option<FileAttr> {
+        let size = match &self.writable {
+            Some(w) => lock(w).open_size(id).unwrap_or(fi.size),
+            None => fi.size,
+        };
+        Some(self.attr(inode::file(id)?, FileType::RegularFile, size, 1, &fi.meta))
+    }
+
+    /// Attributes of a file while the writer is locked (no size of an open handle).
+    pub fn file_attr_locked(&self, w: &Writable, id: i64, fi: &FileInfo) -> Option<FileAttr> {
+        let size = w.open_size(id).unwrap_or(fi.size);
+        Some(self.attr(inode::file(id)?, FileType::RegularFile, size, 1, &fi.meta))
+    }
+
+    pub fn dir_attr(&self, ino: u64, d: &DirInfo) -> FileAttr {
+        let nlink = (d.num_subdirs.max(0) as u64 + 2).min(u32::MAX as u64) as u32;
+        self.attr(ino, FileType::Directory, 4096, nlink, &d.meta)
+    }
+
+    /// The path of the directory `ino`, or the errno for it.
+    pub fn dir_path(&self, i: &Index, ino: u64) -> Result<std::result::Result<String, Errno>> {
+        Ok(match inode::node(ino) {
+            Some(Node::Root) => Ok(String::new()),
+            Some(Node::Dir(id)) => match i.dir_by_id(id)? {
+                Some(d) => Ok(d.path),
+                None => Err(Errno::ENOENT),
+            },
+            Some(Node::File(_)) => Err(Errno::ENOTDIR),
+            None => Err(Errno::ENOENT),
+        })
+    }
+
+    /// Attributes of whatever `ino` names.
+    fn getattr_ino(&self, ino: u64) -> Result<std::result::Result<FileAttr, Errno>> {
+        let found = self.query(|i| {
+            Ok(match inode::node(ino) {
+                Some(Node::Root) => i.dir("")?.map(|d| (None, Some(d))),
+                Some(Node::Dir(id)) => i.dir_by_id(id)?.map(|d| (None, Some(d))),
+                Some(Node::File(id)) => i.file_by_id(id)?.map(|f| (Some((id, f)), None)),
+                None => None,
+            })
+        })?;
+        Ok(match found {
+            Some((Some((id, fi)), _)) => self.file_attr(id, &fi).ok_or(Errno::ENOENT),
+            Some((None, Some(d))) => Ok(self.dir_attr(ino, &d)),
+            _ => Err(Errno::ENOENT),
+        })
+    }
+
+    fn lookup_path(
+        &self,
+        parent: u64,
+        name: &OsStr,
+    ) -> Result<std::result::Result<FileAttr, Errno>> {
+        enum Found {
+            File(i64, FileInfo),
+            Dir(i64, DirInfo),
+        }
+        let found = self.query(|i| {
+            let dir = match self.dir_path(i, parent)? {
+                Ok(d) => d,
+                Err(e) => return Ok(Err(e)),
+            };
+            let Some(path) = child_path(&dir, name) else {
+                return Ok(Err(Errno::ENOENT));
+            };
+            if let Some((id, fi)) = i.file_with_id(&path)? {
+                return Ok(Ok(Found::File(id, fi)));
+            }
+            Ok(match i.dir_with_id(&path)? {
+                Some((id, d)) => Ok(Found::Dir(id, d)),
+                None => Err(Errno::ENOENT),
+            })
+        })?;
+        Ok(match found {
+            Ok(Found::File(id, fi)) => self.file_attr(id, &fi).ok_or(Errno::ENOENT),
+            Ok(Found::Dir(id, d)) => match self.dir_ino(id) {
+                Some(ino) => Ok(self.dir_attr(ino, &d)),
+                None => Err(Errno::ENOENT),
+            },
+            Err(e) => Err(e),
+        })
+    }
+
+    pub fn new_fh(&self) -> u64 {
+        self.next_fh.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// One batch of directory entries after `cookie`.
+    fn list(&self, ino: u64, cookie: Cookie) -> Result<std::result::Result<Vec<DirEntry>, Errno>> {
+        self.query(|i| {
+            let dir = match self.dir_path(i, ino)? {
+                Ok(d) => d,
+                Err(e) => return Ok(Err(e)),
+            };
+            let mut out = Vec::new();
+            if cookie == Cookie::Start {
+                out.push((
+                    ino,
+                    Cookie::AfterDot.encode(),
+                    FileType::Directory,
+                    ".".into(),
+                ));
+            }
+            if matches!(cookie, Cookie::Start | Cookie::AfterDot) {
+                let parent = match crate::path::parent(&dir) {
+                    None | Some("") => inode::ROOT,
+                    Some(p) => i
+                        .dir_with_id(p)?
+                        .and_then(|(id, _)| self.dir_ino(id))
+                        .unwrap_or(inode::ROOT),
+                };
+                out.push((
+                    parent,
+                    Cookie::AfterDotDot.encode(),
+                    FileType::Directory,
+                    "..".into(),
+                ));
+            }
+            let dirs_after = match cookie {
+                Cookie::Start | Cookie::AfterDot | Cookie::AfterDotDot => Some(0),
+                Cookie::AfterDir(id) => Some(id),
+                _ => None,
+            };
+            if let Some(after) = dirs_after {
+                let page = i.child_dirs_after(&dir, after, LIST_PAGE)?;
+                let full = page.len() == LIST_PAGE;
+                for (id, d) in page {
+                    if let Some(n) = self.dir_ino(id) {
+                        let next = Cookie::AfterDir(id).encode();
+                        out.push((n, next, FileType::Directory, name_of(&d.path).into()));
+                    }
+                }
+                if full {
+                    return Ok(Ok(out));
+                }
+            }
+            let files_after = match cookie {
+                Cookie::AfterFile(id) => id,
+                Cookie::End => return Ok(Ok(out)),
+                _ => 0,
+            };
+            let page = i.child_files_after(&dir, files_after, LIST_PAGE)?;
+            for (id, f) in page {
+                if let Some(n) = inode::file(id) {
+                    let next = Cookie::AfterFile(id).encode();
+                    out.push((n, next, FileType::RegularFile, name_of(&f.path).into()));
+                }
+            }
+            Ok(Ok(out))
+        })
+    }
+
+    fn read_handle(&self, fh: u64) -> Option<Arc<ReadHandle>> {
+        lock(&self.handles).get(&fh).cloned()
+    }
+
+    /// Serve a read of a file open for reading.
+    fn read_file(
+        &self,
+        h: &ReadHandle,
+        offset: u64,
+        size: u32,
+    ) -> std::result::Result<Vec<u8>, Errno> {
+        if lock(&self.bad).contains(&h.id) {
+            return Err(Errno::EIO);
+        }
+        let fi = match h.fi.get() {
+            Some(fi) => fi,
+            None => match self.query(|i| i.file_by_id(h.id)) {
+                Ok(Some(fi)) => h.fi.get_or_init(|| fi),
+                Ok(None) => return Err(Errno::ENOENT),
+                Err(e) => return Err(self.fail("read", &e)),
+            },
+        };
+        let n = (size as u64).min(fi.size.saturating_sub(offset)) as usize;
+        let mut buf = vec![0u8; n];
+        let got = self
+            .archive
+            .read_at(fi, offset, &mut buf)
+            .map_err(|e| self.fail(&fi.path, &e))?;
+        buf.truncate(got);
+        let Some(expected) = fi.crc32c else {
+            return Ok(buf);
+        };
+        let whole = lock(&h.check).add(offset, &buf, fi.size);
+        let reaches_end = got > 0 && offset + got as u64 == fi.size;
+        let actual = match whole {
+            Some(actual) => actual,
+            // This handle did not see the whole file (the kernel had part of it
+            // cached, or the reader skipped): a read that reaches the end checks the
+            // whole file once, where it is small enough to read again.
+            None if reaches_end
+                && fi.size <= FULL_CHECK_LIMIT
+                && !lock(&self.verified).contains(&h.id) =>
+            {
+                match self.archive.read_file(fi) {
+                    Ok(_) => expected,
+                    Err(Error::CrcMismatch { actual, .. }) => actual,
+                    Err(e) => return Err(self.fail(&fi.path, &e)),
+                }
+            }
+            None => return Ok(buf),
+        };
+        if actual != expected {
+            lock(&self.bad).insert(h.id);
+            let e = Error::CrcMismatch {
+                member: fi.path.clone(),
+                expected,
+                actual,
+            };
+            self.log.line(&format!("{e}; reads of it fail with EIO"));
+            return Err(Errno::EIO);
+        }
+        if whole.is_none() {
+            lock(&self.verified).insert(h.id);
+        }
+        Ok(buf)
+    }
+
+    fn writable(&self) -> std::result::Result<MutexGuard<'_, Writable>, Errno> {
+        self.writable.as_ref().map(lock).ok_or(Errno::EROFS)
+    }
+}
+
+/// The FUSE face of [`Fs`] (shared with the daemon, which finishes the writer when
+/// the mount ends).
+pub(crate) struct FuseFs(pub Arc<Fs>);
+
+impl Filesystem for FuseFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        // Reads of up to 1 MiB in one request, where the kernel allows it.
+        if let Err(max) = config.set_max_readahead(1 << 20) {
+            let _ = config.set_max_readahead(max);
+        }
+        for flag in [
+            InitFlags::FUSE_PARALLEL_DIROPS,
+            InitFlags::FUSE_ATOMIC_O_TRUNC,
+        ] {
+            let _ = config.add_capabilities(flag);
+        }
+        Ok(())
+    }
+
+    /// The kernel ended the session (unmounted): commit what a writable mount has
+    /// left, then end the process here. Returning would let the session unmount
+    /// the mount point once more, which can hit a new mount made there meanwhile.
+    fn destroy(&mut self) {
+        let finished = match &self.0.writable {
+            Some(w) => lock(w).finish(),
+            None => Ok(()),
+        };
+        if let Err(e) = &finished {
+            self.0.log.line(&e.to_string());
+        }
+        std::process::exit(if finished.is_ok() { 0 } else { 1 });
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        match self.0.lookup_path(parent.0, name) {
+            Ok(Ok(attr)) => reply.entry(&self.0.ttl, &attr, Generation(0)),
+            Ok(Err(e)) => reply.error(e),
+            Err(e) => reply.error(self.0.fail(&format!("lookup {name:?}"), &e)),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.0.getattr_ino(ino.0) {
+            Ok(Ok(attr)) => reply.attr(&self.0.ttl, &attr),
+            Ok(Err(e)) => reply.error(e),
+            Err(e) => reply.error(self.0.fail("getattr", &e)),
+        }
+    }
+
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        match self.0.query(|i| self.0.dir_path(i, ino.0)) {
+            Ok(Ok(_)) => {
+                // The listing of a read-only archive never changes: the kernel may
+                // keep it in its cache across opens.
+                let flags = if self.0.writable.is_none() {
+                    FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR
+                } else {
+                    FopenFlags::empty()
+                };
+                reply.opened(FileHandle(0), flags)
+            }
+            Ok(Err(e)) => reply.error(e),
+            Err(e) => reply.error(self.0.fail("opendir", &e)),
+        }
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let mut cookie = Cookie::decode(offset);
+        loop {
+            let batch = match self.0.list(ino.0, cookie) {
+                Ok(Ok(b)) => b,
+                Ok(Err(e)) => return reply.error(e),
+                Err(e) => return reply.error(self.0.fail("readdir", &e)),
+            };
+            let Some(last) = batch.last().map(|e| e.1) else {
+                return reply.ok();
+            };
+            for (ino, next, kind, name) in batch {
+                if reply.add(INodeNo(ino), next, kind, &name) {
+                    return reply.ok();
+                }
+            }
+            cookie = Cookie::decode(last);
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let Some(Node::File(id)) = inode::node(ino.0) else {
+            return reply.error(Errno::EISDIR);
+        };
+        let fs = &self.0;
+        if flags.acc_mode() != OpenAccMode::O_RDONLY {
+            let r = fs
+                .writable()
+                .and_then(|mut w| w.open(fs, id, flags.0 & libc::O_TRUNC != 0));
+            return match r {
+                Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
+                Err(e) => reply.error(e),
+            };
+        }
+        let fi = std::sync::OnceLock::new();
+        if fs.writable.is_some() {
+            // Files come and go on a writable mount: check now.
+            match fs.query(|i| i.file_by_id(id)) {
+                Ok(Some(found)) => drop(fi.set(found)),
+                Ok(None) => return reply.error(Errno::ENOENT),
+                Err(e) => return reply.error(fs.fail("open", &e)),
+            }
+        }
+        let fh = fs.new_fh();
+        lock(&fs.handles).insert(
+            fh,
+            Arc::new(ReadHandle {
+                id,
+                fi,
+                check: Mutex::new(CrcCheck::default()),
+            }),
+        );
+        // Nothing to do when a reader closes: no flush request per close.
+        let mut flags = FopenFlags::FOPEN_NOFLUSH;
+        if fs.writable.is_none() && !lock(&fs.bad).contains(&id) {
+            flags |= FopenFlags::FOPEN_KEEP_CACHE;
+        }
+        reply.opened(FileHandle(fh), flags)
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        if let Some(h) = self.0.read_handle(fh.0) {
+            return match self.0.read_file(&h, offset, size) {
+                Ok(data) => reply.data(&data),
+                Err(e) => reply.error(e),
+            };
+        }
+        match self
+            .0
+            .writable()
+            .and_then(|mut w| w.read(&self.0, fh.0, offset, size))
+        {
+            Ok(data) => reply.data(&data),
+            Err(e) => reply.error(if e == Errno::EROFS { Errno::EBADF } else { e }),
+        }
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        if lock(&self.0.handles).remove(&fh.0).is_some() {
+            return reply.ok();
+        }
+        match self.0.writable().and_then(|mut w| w.release(&self.0, fh.0)) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        if self.0.read_handle(fh.0).is_some() {
+            return reply.ok();
+        }
+        match self.0.writable().and_then(|mut w| w.save(&self.0, fh.0)) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn fsync(&self, req: &Request, ino: INodeNo, fh: FileHandle, _ds: bool, reply: ReplyEmpty) {
+        self.flush(req, ino, fh, LockOwner(0), reply)
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        const BSIZE: u64 = 4096;
+        let root = match self.0.query(|i| i.dir("")) {
+            Ok(Some(r)) => r,
+            Ok(None) => return reply.error(Errno::EIO),
+            Err(e) => return reply.error(self.0.fail("statfs", &e)),
+        };
+        let used = (root.size_tree.max(0) as u64).div_ceil(BSIZE);
+        let free = match &self.0.writable {
+            Some(w) => lock(w).free_blocks(BSIZE),
+            None => 0,
+        };
+        let files = root.num_files_tree.max(0) as u64;
+        reply.statfs(
+            used + free,
+            free,
+            free,
+            files,
+            0,
+            BSIZE as u32,
+            255,
+            BSIZE as u32,
+        );
+    }
+
+    // ------------------------------------------------------------------ writing
+
+    fn create(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        let fs = &self.0;
+        let r = fs.writable().and_then(|mut w| {
+            let meta = Meta {
+                mode: Some(S_IFREG | (mode & !umask & 0o7777)),
+                uid: Some(req.uid()),
+                gid: Some(req.gid()),
+                mtime_ns: Some(crate::index::now_ns()),
+            };
+            let (id, fi, fh) = w.create(fs, parent.0, name, meta, flags)?;
+            let attr = fs.file_attr_locked(&w, id, &fi).ok_or(Errno::EIO)?;
+            Ok((attr, fh))
+        });
+        match r {
+            Ok((attr, fh)) => reply.created(
+                &fs.ttl,
+                &attr,
+                Generation(0),
+                FileHandle(fh),
+                FopenFlags::empty(),
+            ),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        if self.0.read_handle(fh.0).is_some() {
+            return reply.error(Errno::EBADF);
+        }
+        match self
+            .0
+            .writable()
+            .and_then(|mut w| w.write(&self.0, fh.0, offset, data))
+        {
+            Ok(()) => reply.written(data.len() as u32),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn mkdir(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let fs = &self.0;
+        let meta = Meta {
+            mode: Some(S_IFDIR | (mode & !umask & 0o7777)),
+            uid: Some(req.uid()),
+            gid: Some(req.gid()),
+            mtime_ns: Some(crate::index::now_ns()),
+        };
+        let r = fs
+            .writable()
+            .and_then(|mut w| w.mkdir(fs, parent.0, name, meta));
+        match r {
+            Ok((id, d)) => match fs.dir_ino(id) {
+                Some(ino) => reply.entry(&fs.ttl, &fs.dir_attr(ino, &d), Generation(0)),
+                None => reply.error(Errno::EIO),
+            },
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let fs = &self.0;
+        match fs.writable().and_then(|mut w| w.unlink(fs, parent.0, name)) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let fs = &self.0;
+        match fs.writable().and_then(|mut w| w.rmdir(fs, parent.0, name)) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        let fs = &self.0;
+        if flags.intersects(RenameFlags::RENAME_EXCHANGE | RenameFlags::RENAME_WHITEOUT) {
+            return reply.error(Errno::EINVAL);
+        }
+        let overwrite = !flags.contains(RenameFlags::RENAME_NOREPLACE);
+        let r = fs
+            .writable()
+            .and_then(|mut w| w.rename(fs, (parent.0, name), (newparent.0, newname), overwrite));
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let fs = &self.0;
+        let changes = mode.is_some() || uid.is_some() || gid.is_some() || size.is_some();
+        if !changes && mtime.is_none() {
+            return self.getattr(_req, ino, fh, reply);
+        }
+        let mtime_ns = mtime.map(|t| match t {
+            TimeOrNow::Now => crate::index::now_ns(),
+            TimeOrNow::SpecificTime(t) => match t.duration_since(UNIX_EPOCH) {
+                Ok(d) => d.as_nanos().min(i64::MAX as u128) as i64,
+                Err(e) => -(e.duration().as_nanos().min(i64::MAX as u128) as i64),
+            },
+        });
+        let change = super::write::Change {
+            mode: mode.map(|m| m & !S_IFMT),
+            uid,
+            gid,
+            mtime_ns,
+            size,
+            fh: fh.map(|f| f.0),
+        };
+        let r = fs.writable().and_then(|mut w| w.setattr(fs, ino.0, change));
+        match r {
+            Ok(()) => self.getattr(_req, ino, fh, reply),
+            Err(e) => reply.error(e),
+        }
+    }
+}
