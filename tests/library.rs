@@ -1061,6 +1061,9 @@ fn a_writer_reads_back_its_open_batch() {
     assert_eq!(
         Archive::open(&p).unwrap().read("x/y").unwrap(),
         b"uncommitted"
+    );
+}
+
 /// Replacing a file keeps its row id (the mount's inode number) and counts; a
 /// rewrite of unknown length that crosses the shard limit moves to a shard of its
 /// own; an aborted one leaves nothing; empty files added meanwhile stay valid.
