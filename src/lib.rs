@@ -39,6 +39,7 @@ pub mod maint;
 pub mod path;
 pub mod progress;
 pub mod read_pool;
+pub mod records;
 pub mod repair;
 pub mod schema;
 pub mod shard;
