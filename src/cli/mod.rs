@@ -31,6 +31,7 @@ pub mod ingest;
 pub mod ls;
 pub mod merge;
 pub mod merge_symlink;
+pub mod records;
 pub mod repair;
 pub mod to_archive;
 pub mod to_ncdu_json;
@@ -148,6 +149,14 @@ pub fn commands() -> &'static [Command] {
             merge_symlink::run
         ),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
+        // Records by integer index.
+        register!(
+            "records",
+            "barecat-records",
+            false,
+            records::Args,
+            records::run
+        ),
         // Legacy entry points of Python barecat, reachable by their program names.
         register!(
             "extract-single",

@@ -569,3 +569,36 @@ pub fn check_fully(archive: &Path) -> Result<Freshness> {
     let m = map_table(archive)?;
     check_table(archive, &m.table, &m.header, &m.view(), true).map(|r| r.0)
 }
+
+/// What a command that changed an archive did with its record table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableAction {
+    /// Built anew in its order (path or address), so it stays usable.
+    Rebuilt,
+    /// Removed: a table in the order of a list cannot be rebuilt without the list.
+    Removed,
+}
+
+/// Called by commands that changed the files of `archive` (defrag, merge into an
+/// existing output): its record table, if any, would be stale, so it is rebuilt in
+/// its order, or removed when that order was a list (or the table is unreadable).
+pub fn after_change(archive: &Path) -> Result<Option<TableAction>> {
+    if !has_table(archive) {
+        return Ok(None);
+    }
+    match table_order(archive) {
+        Some(order @ (TableOrder::Path | TableOrder::Address)) => {
+            let opts = BuildOptions {
+                order,
+                list: Vec::new(),
+            };
+            build(archive, &opts, &Progress::hidden())?;
+            Ok(Some(TableAction::Rebuilt))
+        }
+        _ => {
+            remove_table(archive)?;
+            Ok(Some(TableAction::Removed))
+        }
+    }
+}
