@@ -149,6 +149,36 @@ pub struct Inputs {
     /// Writer threads, each bound to its own chunk (1 to 4)
     #[arg(short = 'j', long = "writers", value_name = "N", default_value_t = 1, value_parser = parse_writers)]
     pub writers: usize,
+    #[command(flatten)]
+    pub commits: CommitOpts,
+}
+
+/// Hidden options for the crash tests: commit after every N operations and say so.
+#[derive(Debug, Clone, Copy, Default, ClapArgs)]
+pub struct CommitOpts {
+    /// Commit after every N operations (for tests)
+    #[arg(long, hide = true, value_name = "N")]
+    pub commit_every: Option<u64>,
+    /// Print `committed K` on standard output after each commit (for tests)
+    #[arg(long, hide = true)]
+    pub print_commits: bool,
+}
+
+impl CommitOpts {
+    /// Called after operation number `k` (1-based).
+    fn after_op(&self, w: &mut RecordWriter, k: u64) -> anyhow::Result<()> {
+        if let Some(n) = self.commit_every {
+            if n > 0 && k % n == 0 {
+                w.commit()?;
+                if self.print_commits {
+                    let mut o = io::stdout().lock();
+                    writeln!(o, "committed {k}")?;
+                    o.flush()?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, ClapArgs)]
@@ -196,10 +226,12 @@ pub struct AppendArgs {
 pub struct ModifyArgs {
     /// The dataset
     pub dir: PathBuf,
-    /// The record index
-    pub index: u64,
-    /// The new content ('-' for standard input)
-    pub file: PathBuf,
+    /// A record index and the file with its new content ('-' for standard input),
+    /// then more pairs
+    #[arg(required = true, value_name = "I FILE")]
+    pub pairs: Vec<String>,
+    #[command(flatten)]
+    pub commits: CommitOpts,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -210,6 +242,8 @@ pub struct DeleteArgs {
     /// down; the last record moves into each hole)
     #[arg(required = true)]
     pub indices: Vec<u64>,
+    #[command(flatten)]
+    pub commits: CommitOpts,
     #[command(flatten)]
     pub quiet: Quiet,
 }
@@ -392,7 +426,12 @@ fn open_input(path: &Path) -> anyhow::Result<Box<dyn Read>> {
 }
 
 /// Append length-prefixed records from `path`.
-fn append_framed(w: &mut RecordWriter, path: &Path, progress: &Progress) -> anyhow::Result<u64> {
+fn append_framed(
+    w: &mut RecordWriter,
+    path: &Path,
+    commits: &CommitOpts,
+    progress: &Progress,
+) -> anyhow::Result<u64> {
     let mut r = BufReader::with_capacity(1 << 20, open_input(path)?);
     let mut n = 0u64;
     let mut buf = Vec::new();
@@ -420,6 +459,7 @@ fn append_framed(w: &mut RecordWriter, path: &Path, progress: &Progress) -> anyh
         w.append(&buf)?;
         progress.add(1, len);
         n += 1;
+        commits.after_op(w, n)?;
     }
     Ok(n)
 }
@@ -462,7 +502,7 @@ fn add_inputs(
     }
     n += append_files(w, &paths, progress)?;
     if let Some(f) = &inputs.framed {
-        n += append_framed(w, f, progress)?;
+        n += append_framed(w, f, &inputs.commits, progress)?;
     }
     Ok(n)
 }
@@ -512,12 +552,25 @@ fn append(a: AppendArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn modify(a: ModifyArgs) -> anyhow::Result<ExitCode> {
-    let mut data = Vec::new();
-    open_input(&a.file)?
-        .read_to_end(&mut data)
-        .with_context(|| format!("cannot read {}", a.file.display()))?;
+    if a.pairs.len() % 2 != 0 {
+        crate::usage!("modify takes pairs of a record index and a file");
+    }
+    let mut ops = Vec::new();
+    for p in a.pairs.chunks(2) {
+        let Ok(i) = p[0].parse::<u64>() else {
+            crate::usage!("{:?} is not a record index (a non-negative integer)", p[0]);
+        };
+        ops.push((i, PathBuf::from(&p[1])));
+    }
     let mut w = RecordWriter::open(&a.dir, 1)?;
-    w.modify(a.index, &data)?;
+    for (k, (i, file)) in ops.iter().enumerate() {
+        let mut data = Vec::new();
+        open_input(file)?
+            .read_to_end(&mut data)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        w.modify(*i, &data)?;
+        a.commits.after_op(&mut w, k as u64 + 1)?;
+    }
     w.finish()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -539,8 +592,9 @@ fn delete(a: DeleteArgs) -> anyhow::Result<ExitCode> {
     }
     // From the highest down: the record moved into a hole is never one still to be
     // deleted, so every index names the record it named before the command.
-    for &i in idx.iter().rev() {
+    for (k, &i) in idx.iter().rev().enumerate() {
         w.delete(i)?;
+        a.commits.after_op(&mut w, k as u64 + 1)?;
     }
     let s = w.finish()?;
     if !a.quiet.quiet {
