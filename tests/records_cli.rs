@@ -562,3 +562,49 @@ fn defrag_rebuilds_the_table_merge_replaces_it_with_its_output() {
         barecat::Archive::open(&b).unwrap().count_files().unwrap()
     );
 }
+
+/// The Python reader of docs/records-format.md reads what we write: a dataset
+/// (uncompressed and flate, with a redo list left by a killed writer) and a table.
+#[test]
+fn the_documented_python_reader_reads_datasets_and_tables() {
+    need!("barecat");
+    let t = tempfile::tempdir().unwrap();
+    let (a, want) = archive_from_tree(t.path());
+    ok(["build".as_ref(), a.as_os_str()]);
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/records-format.md"
+    ))
+    .unwrap();
+    let reader = doc
+        .split("```python\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let script = format!(
+        "{reader}\nimport sys, zlib\nkind, path = sys.argv[1], sys.argv[2]\n\
+         n, get = open_dataset(path) if kind == 'ds' else open_table(path)\n\
+         for i in range(n): print(zlib.crc32(get(i)))\n"
+    );
+    let sums = |data: &[Vec<u8>]| -> String {
+        data.iter()
+            .map(|d| format!("{}\n", crc32fast::hash(d)))
+            .collect()
+    };
+    let got = run_ok(python(), ["-c", &script, "table", a.to_str().unwrap()]);
+    assert_eq!(got, sums(&want));
+    for c in ["none", "flate"] {
+        let ds = t.path().join(format!("ds-{c}"));
+        ok([
+            "create".as_ref(),
+            ds.as_os_str(),
+            t.path().join("t").as_os_str(),
+            "--compress".as_ref(),
+            c.as_ref(),
+        ]);
+        let got = run_ok(python(), ["-c", &script, "ds", ds.to_str().unwrap()]);
+        assert_eq!(got, sums(&want), "{c}");
+    }
+}
