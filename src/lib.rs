@@ -10,6 +10,8 @@
 //!   can read at once.
 //! * [`ArchiveWriter`] appends files and directories in batched, crash-consistent
 //!   transactions, and deletes and renames entries.
+//! * [`records::Records`] reads records by integer index (seed 002's zrecord store),
+//!   from a standalone dataset or from an archive's record table.
 //!
 //! ```no_run
 //! use barecat::{Archive, ArchiveWriter, CreateMode, Meta, WriterOptions};

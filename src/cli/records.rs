@@ -240,8 +240,12 @@ pub struct DeleteArgs {
     pub dir: PathBuf,
     /// Record indices as they are before the command (deleted from the highest
     /// down; the last record moves into each hole)
-    #[arg(required = true)]
+    #[arg(required_unless_present = "indices_file")]
     pub indices: Vec<u64>,
+    /// Read more indices from FILE (decimal integers separated by white space;
+    /// '-' for standard input)
+    #[arg(long = "indices", value_name = "FILE")]
+    pub indices_file: Option<PathBuf>,
     #[command(flatten)]
     pub commits: CommitOpts,
     #[command(flatten)]
@@ -279,6 +283,10 @@ pub struct GatherArgs {
     /// Print `position index length crc32c` for each record instead of its bytes
     #[arg(long, conflicts_with_all = ["output", "framing"])]
     pub crc: bool,
+    /// Print one line instead of the records: their number, total length and the
+    /// CRC32C of all their bytes in request order (every byte is read)
+    #[arg(long, conflicts_with_all = ["output", "framing", "crc"])]
+    pub digest: bool,
     /// Do not check records against their stored CRC32C
     #[arg(long)]
     pub no_check: bool,
@@ -577,6 +585,9 @@ fn modify(a: ModifyArgs) -> anyhow::Result<ExitCode> {
 
 fn delete(a: DeleteArgs) -> anyhow::Result<ExitCode> {
     let mut idx = a.indices.clone();
+    if let Some(f) = &a.indices_file {
+        idx.extend(read_indices(f)?);
+    }
     idx.sort_unstable();
     idx.dedup();
     let mut w = RecordWriter::open(&a.dir, 1)?;
@@ -622,32 +633,62 @@ fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Indices from the command line and the indices file.
-fn all_indices(a: &GatherArgs) -> anyhow::Result<Vec<u64>> {
-    let mut idx = a.indices.clone();
-    if let Some(f) = &a.indices_file {
-        let mut text = String::new();
-        open_input(f)?
-            .read_to_string(&mut text)
-            .with_context(|| format!("cannot read {}", f.display()))?;
-        for (ln, line) in text.lines().enumerate() {
-            for word in line.split_whitespace() {
-                let i: u64 = word.parse().map_err(|_| {
-                    anyhow::anyhow!(
-                        "{}: line {}: {word:?} is not a record index (a non-negative integer)",
-                        f.display(),
-                        ln + 1
-                    )
-                })?;
-                idx.push(i);
-            }
+/// Record indices in FILE: decimal integers separated by white space.
+fn read_indices(f: &Path) -> anyhow::Result<Vec<u64>> {
+    let mut text = String::new();
+    open_input(f)?
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {}", f.display()))?;
+    let mut idx = Vec::new();
+    for (ln, line) in text.lines().enumerate() {
+        for word in line.split_whitespace() {
+            let i: u64 = word.parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "{}: line {}: {word:?} is not a record index (a non-negative integer)",
+                    f.display(),
+                    ln + 1
+                )
+            })?;
+            idx.push(i);
         }
     }
     Ok(idx)
 }
 
-/// Requests handled per batch (bounded memory whatever the number of indices).
+/// Indices from the command line and the indices file.
+fn all_indices(a: &GatherArgs) -> anyhow::Result<Vec<u64>> {
+    let mut idx = a.indices.clone();
+    if let Some(f) = &a.indices_file {
+        idx.extend(read_indices(f)?);
+    }
+    Ok(idx)
+}
+
+/// Requests handled per batch (bounded memory whatever the number of indices):
+/// at most this many records…
 const GATHER_BLOCK: usize = 65536;
+/// …and at most this many bytes.
+const GATHER_BLOCK_BYTES: u64 = 64 << 20;
+
+/// Split `idx` into blocks of at most GATHER_BLOCK records and GATHER_BLOCK_BYTES
+/// stored bytes (a larger record is a block of its own).
+fn blocks<'a>(r: &Records, idx: &'a [u64]) -> Vec<&'a [u64]> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (k, &i) in idx.iter().enumerate() {
+        let len = r.entry(i).map(|e| e.length as u64).unwrap_or(0);
+        if k > start && (k - start >= GATHER_BLOCK || bytes + len > GATHER_BLOCK_BYTES) {
+            out.push(&idx[start..k]);
+            start = k;
+            bytes = 0;
+        }
+        bytes += len;
+    }
+    if start < idx.len() {
+        out.push(&idx[start..]);
+    }
+    out
+}
 
 fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     let r = open_records(&a.source)?;
@@ -664,17 +705,17 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     }
     let opts = GatherOptions {
         threads: a.workers.unwrap_or(0),
-        prefetch: false,
+        prefetch: idx.len() >= 1024,
         verify_crc: !a.no_check && !a.crc,
     };
     let progress = Progress::new(super::show_progress(a.quiet.quiet), "gathering", None);
     if let Some(dir) = &a.output {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let width = name_width(idx.len() as u64);
-        for (b, block) in idx.chunks(GATHER_BLOCK).enumerate() {
+        let mut pos = 0usize;
+        for block in blocks(&r, &idx) {
             let batch = r.gather_with(block, &opts)?;
-            for (k, data) in batch.iter().enumerate() {
-                let pos = b * GATHER_BLOCK + k;
+            for data in batch.iter() {
                 let p = dir.join(format!("{pos:0width$}"));
                 let mut o = std::fs::OpenOptions::new();
                 o.write(true);
@@ -691,18 +732,41 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
                 f.write_all(data)
                     .with_context(|| format!("cannot write {}", p.display()))?;
                 progress.add(1, data.len() as u64);
+                pos += 1;
             }
+            drop(batch);
+            r.release_maps();
         }
         progress.finish();
         return Ok(ExitCode::SUCCESS);
     }
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
-    for (b, block) in idx.chunks(GATHER_BLOCK).enumerate() {
+    if a.digest {
+        let (mut n, mut bytes, mut crc) = (0u64, 0u64, crate::crc::Crc32c::new());
+        for block in blocks(&r, &idx) {
+            let batch = r.gather_with(block, &opts)?;
+            for data in batch.iter() {
+                crc.update(data);
+                n += 1;
+                bytes += data.len() as u64;
+            }
+            progress.add(block.len() as u64, 0);
+            drop(batch);
+            r.release_maps();
+        }
+        writeln!(out, "{n} {bytes} {:08x}", crc.value())?;
+        out.flush()?;
+        progress.finish();
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut pos = 0usize;
+    for block in blocks(&r, &idx) {
         let batch = r.gather_with(block, &opts)?;
         for (k, data) in batch.iter().enumerate() {
+            pos += 1;
             if a.crc {
-                let pos = b * GATHER_BLOCK + k;
+                let pos = pos - 1;
                 writeln!(
                     out,
                     "{pos} {} {} {:08x}",
@@ -718,6 +782,8 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
             out.write_all(data)?;
             progress.add(1, data.len() as u64);
         }
+        drop(batch);
+        r.release_maps();
     }
     out.flush()?;
     progress.finish();

@@ -140,6 +140,16 @@ impl MapCache {
         Ok(fresh)
     }
 
+    /// Drop the maps (files stay open and locked; the next access maps again). The
+    /// pages stay in the page cache but leave this process's resident set once no
+    /// batch holds them: long gathers call this between blocks.
+    pub fn release(&self) {
+        let open = self.open.read().unwrap_or_else(|e| e.into_inner());
+        for m in open.iter().flatten() {
+            *m.map.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(empty_map());
+        }
+    }
+
     /// The bytes of `e`, borrowed from the chunk's map (kept alive by the Arc).
     pub fn slice(&self, e: &Entry) -> Result<(Arc<Mmap>, usize, usize)> {
         let end = e.end().ok_or_else(|| Error::CorruptRecords {
@@ -152,6 +162,14 @@ impl MapCache {
         let map = self.map(e.chunk, end)?;
         Ok((map, e.offset as usize, e.length as usize))
     }
+}
+
+fn empty_map() -> Mmap {
+    memmap2::MmapOptions::new()
+        .len(0)
+        .map_anon()
+        .map(|m| m.make_read_only().expect("an empty map can be made read-only"))
+        .expect("an empty anonymous map")
 }
 
 /// Bytes staged before one `pwrite`.

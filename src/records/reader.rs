@@ -90,9 +90,9 @@ impl std::fmt::Debug for Records {
 pub struct GatherOptions {
     /// Threads for decompressing and prefetching; 0 = rayon's pool size.
     pub threads: usize,
-    /// Read the requested bytes into the page cache before returning, in address
-    /// order, on the reader pool (each chunk is read front to back). Uncompressed
-    /// records are otherwise read lazily when touched.
+    /// Make the requested bytes resident before returning, in address order, on the
+    /// reader pool (each chunk is read front to back, many reads in flight).
+    /// Otherwise uncompressed records are read by page faults when touched.
     pub prefetch: bool,
     /// Check every record against its stored CRC32C.
     pub verify_crc: bool,
@@ -110,6 +110,8 @@ impl Default for GatherOptions {
 
 /// Gathers of at least this many records run on the reader pool.
 const POOL_MIN: usize = 4096;
+/// Requested byte ranges closer than this are prefetched as one run.
+const RUN_GAP: usize = 64 << 10;
 
 impl Records {
     /// Open a dataset directory, a barecat archive (its record table `P-records`),
@@ -353,16 +355,37 @@ impl Records {
                 &maps[s.src as usize][s.start..s.start + s.len]
             }
         };
-        if opts.prefetch && self.inner.compress == Compress::None {
+        if opts.prefetch {
+            // Runs of nearby requested bytes, in address order, each made resident
+            // with one madvise(MADV_POPULATE_READ) on the reader pool: each chunk is
+            // read front to back, many reads in flight at once.
+            let mut runs: Vec<(u32, usize, usize)> = Vec::new();
+            for &k in &order {
+                let s = slots[k as usize];
+                if s.len == 0 {
+                    continue;
+                }
+                match runs.last_mut() {
+                    Some((src, _, end)) if *src == s.src && s.start <= *end + RUN_GAP => {
+                        *end = (*end).max(s.start + s.len);
+                    }
+                    _ => runs.push((s.src, s.start, s.start + s.len)),
+                }
+            }
             run(&mut || {
-                order.par_chunks(1024).for_each(|ks| {
-                    let mut sink = 0u8;
-                    for &k in ks {
-                        for b in stored(k as usize).iter().step_by(4096) {
+                runs.par_iter().for_each(|&(src, start, end)| {
+                    let m = &maps[src as usize];
+                    if m
+                        .advise_range(memmap2::Advice::PopulateRead, start, end - start)
+                        .is_err()
+                    {
+                        // Kernels before 5.14: touch one byte per page.
+                        let mut sink = 0u8;
+                        for b in m[start..end].iter().step_by(4096) {
                             sink ^= *b;
                         }
+                        std::hint::black_box(sink);
                     }
-                    std::hint::black_box(sink);
                 });
                 Ok(())
             })?;
@@ -789,6 +812,11 @@ fn _assert_send_sync() {
 }
 
 impl Records {
+    /// Unmap the chunks (see [`MapCache::release`]); batches keep what they hold.
+    pub fn release_maps(&self) {
+        self.inner.chunks.release();
+    }
+
     /// The path of the table file named in errors.
     pub fn table_path(&self) -> &Path {
         &self.inner.table_path
