@@ -504,7 +504,8 @@ fn defrag_rebuilds_the_table_merge_replaces_it_with_its_output() {
         "-T".as_ref(),
         list.as_os_str(),
     ]);
-    assert_eq!(ok(["info".as_ref(), a.as_os_str()]).len() > 0, true);
+    let info = String::from_utf8(ok(["info".as_ref(), a.as_os_str()])).unwrap();
+    assert!(info.contains("order:       list"), "{info}");
     let mut w = barecat::ArchiveWriter::open(
         &a,
         barecat::WriterOptions::with_mode(barecat::CreateMode::Append),

@@ -213,7 +213,7 @@ fn modify_killed_at_random_instants_keeps_every_commit() {
         args.push(i.to_string().into());
         args.push(f.into());
         cur[i as usize] = data;
-        if (k + 1) % per == 0 {
+        if (k + 1).is_multiple_of(per) {
             states.push(cur.clone());
         }
     }
@@ -240,7 +240,7 @@ fn delete_killed_at_random_instants_keeps_every_commit() {
     let mut cur = base.clone();
     for (k, &i) in idx.iter().rev().enumerate() {
         cur.swap_remove(i as usize);
-        if (k as u64 + 1) % per == 0 || k + 1 == idx.len() {
+        if (k as u64 + 1).is_multiple_of(per) || k + 1 == idx.len() {
             states.push(cur.clone());
         }
     }

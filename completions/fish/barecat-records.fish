@@ -42,6 +42,7 @@ complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" 
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -s C -l directory -d 'Read inputs relative to DIR' -r -F
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -l framed -d 'Read records from FILE (\'-\' for standard input), each preceded by its length as a little-endian u64 (what `gather --framing len` writes)' -r -F
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -s j -l writers -d 'Writer threads, each bound to its own chunk (1 to 4)' -r
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -l commit-every -d 'Commit after every N operations (for tests)' -r
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -l from -d 'Copy the files of this barecat archive (in --order, or the order of -T LIST)' -r -F
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -l order -d 'The order of the files of --from' -r -f -a "path\t'The i-th file by path'
 address\t'The i-th file by (shard, offset)'"
@@ -51,6 +52,7 @@ flate\t''"
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -l chunk-size -d 'Records per chunk' -r
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -l chunk-bytes -d 'Bytes per chunk at most (a larger record gets a chunk of its own)' -r
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -l dtype -d 'The element type of the records (bytes, u8, i16, f32, ...)' -r
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -s f -l force -d 'Replace an existing dataset'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -58,9 +60,16 @@ complete -c barecat-records -n "__fish_barecat_records_using_subcommand append" 
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand append" -s C -l directory -d 'Read inputs relative to DIR' -r -F
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand append" -l framed -d 'Read records from FILE (\'-\' for standard input), each preceded by its length as a little-endian u64 (what `gather --framing len` writes)' -r -F
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand append" -s j -l writers -d 'Writer threads, each bound to its own chunk (1 to 4)' -r
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand append" -l commit-every -d 'Commit after every N operations (for tests)' -r
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand append" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand append" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand append" -s h -l help -d 'Print help'
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand modify" -l commit-every -d 'Commit after every N operations (for tests)' -r
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand modify" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand modify" -s h -l help -d 'Print help'
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand delete" -l indices -d 'Read more indices from FILE (decimal integers separated by white space; \'-\' for standard input)' -r -F
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand delete" -l commit-every -d 'Commit after every N operations (for tests)' -r
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand delete" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand delete" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand delete" -s h -l help -d 'Print help'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand get" -l no-check -d 'Do not check the record against its stored CRC32C'
@@ -71,6 +80,7 @@ complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" 
 len\t'Each record preceded by its length, a little-endian u64'"
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -s j -l workers -d 'Reader threads [default: the number of cores]' -r
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l crc -d 'Print `position index length crc32c` for each record instead of its bytes'
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l digest -d 'Print one line instead of the records: their number, total length and the CRC32C of all their bytes in request order (every byte is read)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l no-check -d 'Do not check records against their stored CRC32C'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -s f -l force -d 'Replace files that exist in OUTDIR'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'

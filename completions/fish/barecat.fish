@@ -193,6 +193,7 @@ complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -s C -l directory -d 'Read inputs relative to DIR' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -l framed -d 'Read records from FILE (\'-\' for standard input), each preceded by its length as a little-endian u64 (what `gather --framing len` writes)' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -s j -l writers -d 'Writer threads, each bound to its own chunk (1 to 4)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -l commit-every -d 'Commit after every N operations (for tests)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -l from -d 'Copy the files of this barecat archive (in --order, or the order of -T LIST)' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -l order -d 'The order of the files of --from' -r -f -a "path\t'The i-th file by path'
 address\t'The i-th file by (shard, offset)'"
@@ -202,6 +203,7 @@ flate\t''"
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -l chunk-size -d 'Records per chunk' -r
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -l chunk-bytes -d 'Bytes per chunk at most (a larger record gets a chunk of its own)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -l dtype -d 'The element type of the records (bytes, u8, i16, f32, ...)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -s f -l force -d 'Replace an existing dataset'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -209,9 +211,16 @@ complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from append" -s C -l directory -d 'Read inputs relative to DIR' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from append" -l framed -d 'Read records from FILE (\'-\' for standard input), each preceded by its length as a little-endian u64 (what `gather --framing len` writes)' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from append" -s j -l writers -d 'Writer threads, each bound to its own chunk (1 to 4)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from append" -l commit-every -d 'Commit after every N operations (for tests)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from append" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from append" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from append" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from modify" -l commit-every -d 'Commit after every N operations (for tests)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from modify" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from modify" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from delete" -l indices -d 'Read more indices from FILE (decimal integers separated by white space; \'-\' for standard input)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from delete" -l commit-every -d 'Commit after every N operations (for tests)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from delete" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from get" -l no-check -d 'Do not check the record against its stored CRC32C'
@@ -222,6 +231,7 @@ complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen
 len\t'Each record preceded by its length, a little-endian u64'"
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -s j -l workers -d 'Reader threads [default: the number of cores]' -r
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l crc -d 'Print `position index length crc32c` for each record instead of its bytes'
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l digest -d 'Print one line instead of the records: their number, total length and the CRC32C of all their bytes in request order (every byte is read)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l no-check -d 'Do not check records against their stored CRC32C'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -s f -l force -d 'Replace files that exist in OUTDIR'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'

@@ -168,7 +168,7 @@ impl CommitOpts {
     /// Called after operation number `k` (1-based).
     fn after_op(&self, w: &mut RecordWriter, k: u64) -> anyhow::Result<()> {
         if let Some(n) = self.commit_every {
-            if n > 0 && k % n == 0 {
+            if n > 0 && k.is_multiple_of(n) {
                 w.commit()?;
                 if self.print_commits {
                     let mut o = io::stdout().lock();
@@ -536,10 +536,20 @@ fn create(a: CreateArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot create {}", a.dir.display()))?;
     let from = a.from.as_deref().map(|f| (f, a.order.order()));
     add_inputs(&mut w, &a.inputs, from, &progress)?;
+    finish_writer(w, &a.dir, a.quiet, &progress)
+}
+
+/// Finish a writer and print its summary (unless quiet).
+fn finish_writer(
+    w: RecordWriter,
+    dir: &Path,
+    quiet: Quiet,
+    progress: &Progress,
+) -> anyhow::Result<ExitCode> {
     let s = w.finish()?;
     progress.finish();
-    if !a.quiet.quiet {
-        writeln!(io::stdout(), "{}: {}", a.dir.display(), summary_line(&s))?;
+    if !quiet.quiet {
+        writeln!(io::stdout(), "{}: {}", dir.display(), summary_line(&s))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -551,16 +561,11 @@ fn append(a: AppendArgs) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(super::show_progress(a.quiet.quiet), "appending", None);
     let mut w = RecordWriter::open(&a.dir, a.inputs.writers)?;
     add_inputs(&mut w, &a.inputs, None, &progress)?;
-    let s = w.finish()?;
-    progress.finish();
-    if !a.quiet.quiet {
-        writeln!(io::stdout(), "{}: {}", a.dir.display(), summary_line(&s))?;
-    }
-    Ok(ExitCode::SUCCESS)
+    finish_writer(w, &a.dir, a.quiet, &progress)
 }
 
 fn modify(a: ModifyArgs) -> anyhow::Result<ExitCode> {
-    if a.pairs.len() % 2 != 0 {
+    if !a.pairs.len().is_multiple_of(2) {
         crate::usage!("modify takes pairs of a record index and a file");
     }
     let mut ops = Vec::new();
@@ -670,6 +675,24 @@ const GATHER_BLOCK: usize = 65536;
 /// …and at most this many bytes.
 const GATHER_BLOCK_BYTES: u64 = 64 << 20;
 
+/// A gather over a dataset of more live bytes than this unmaps the chunks after each
+/// block, so that its resident set stays bounded by the block (the pages stay in the
+/// page cache). Smaller datasets stay mapped: re-faulting their pages block after
+/// block would cost more than the whole gather.
+const MAPPED_BUDGET: u64 = 1 << 30;
+
+/// Does a gather over `r` unmap the chunks between blocks?
+fn release_between_blocks(r: &Records) -> bool {
+    let mut live = 0u64;
+    for i in 0..r.len() {
+        live += r.entry(i).map(|e| e.length as u64).unwrap_or(0);
+        if live > MAPPED_BUDGET {
+            return true;
+        }
+    }
+    false
+}
+
 /// Split `idx` into blocks of at most GATHER_BLOCK records and GATHER_BLOCK_BYTES
 /// stored bytes (a larger record is a block of its own).
 fn blocks<'a>(r: &Records, idx: &'a [u64]) -> Vec<&'a [u64]> {
@@ -709,6 +732,12 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
         verify_crc: !a.no_check && !a.crc,
     };
     let progress = Progress::new(super::show_progress(a.quiet.quiet), "gathering", None);
+    let release = release_between_blocks(&r);
+    let release_maps = || {
+        if release {
+            r.release_maps();
+        }
+    };
     if let Some(dir) = &a.output {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let width = name_width(idx.len() as u64);
@@ -735,7 +764,7 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
                 pos += 1;
             }
             drop(batch);
-            r.release_maps();
+            release_maps();
         }
         progress.finish();
         return Ok(ExitCode::SUCCESS);
@@ -753,7 +782,7 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
             }
             progress.add(block.len() as u64, 0);
             drop(batch);
-            r.release_maps();
+            release_maps();
         }
         writeln!(out, "{n} {bytes} {:08x}", crc.value())?;
         out.flush()?;
@@ -783,7 +812,7 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
             progress.add(1, data.len() as u64);
         }
         drop(batch);
-        r.release_maps();
+        release_maps();
     }
     out.flush()?;
     progress.finish();

@@ -168,7 +168,10 @@ fn empty_map() -> Mmap {
     memmap2::MmapOptions::new()
         .len(0)
         .map_anon()
-        .map(|m| m.make_read_only().expect("an empty map can be made read-only"))
+        .map(|m| {
+            m.make_read_only()
+                .expect("an empty map can be made read-only")
+        })
         .expect("an empty anonymous map")
 }
 

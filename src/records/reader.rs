@@ -86,7 +86,7 @@ impl std::fmt::Debug for Records {
 }
 
 /// Options of [`Records::gather_with`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct GatherOptions {
     /// Threads for decompressing and prefetching; 0 = rayon's pool size.
     pub threads: usize,
@@ -96,16 +96,6 @@ pub struct GatherOptions {
     pub prefetch: bool,
     /// Check every record against its stored CRC32C.
     pub verify_crc: bool,
-}
-
-impl Default for GatherOptions {
-    fn default() -> Self {
-        GatherOptions {
-            threads: 0,
-            prefetch: false,
-            verify_crc: false,
-        }
-    }
 }
 
 /// Gathers of at least this many records run on the reader pool.
@@ -375,8 +365,7 @@ impl Records {
             run(&mut || {
                 runs.par_iter().for_each(|&(src, start, end)| {
                     let m = &maps[src as usize];
-                    if m
-                        .advise_range(memmap2::Advice::PopulateRead, start, end - start)
+                    if m.advise_range(memmap2::Advice::PopulateRead, start, end - start)
                         .is_err()
                     {
                         // Kernels before 5.14: touch one byte per page.
@@ -683,7 +672,7 @@ pub fn typed<T: Element>(bytes: &[u8]) -> Result<&[T]> {
             "typed views need a little-endian machine".into(),
         ));
     }
-    if bytes.len() % size != 0 {
+    if !bytes.len().is_multiple_of(size) {
         return Err(Error::InvalidOperation(format!(
             "a record of {} bytes is not a whole number of {} elements",
             bytes.len(),
@@ -693,7 +682,7 @@ pub fn typed<T: Element>(bytes: &[u8]) -> Result<&[T]> {
     if bytes.is_empty() {
         return Ok(&[]);
     }
-    if (bytes.as_ptr() as usize) % std::mem::align_of::<T>() != 0 {
+    if !(bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return Err(Error::InvalidOperation(format!(
             "the record is not aligned for {} elements",
             T::DTYPE.name()

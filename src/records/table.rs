@@ -216,7 +216,7 @@ pub fn build(archive: &Path, opts: &BuildOptions, progress: &Progress) -> Result
                 let (e, c) = read_row(r, ip)?.entry(&norm)?;
                 push(e, c, n);
                 n += 1;
-                if n % 65536 == 0 {
+                if n.is_multiple_of(65536) {
                     progress.add(65536, 0);
                 }
             }
@@ -227,7 +227,7 @@ pub fn build(archive: &Path, opts: &BuildOptions, progress: &Progress) -> Result
                 let (e, c) = read_row(r, ip)?.entry(&row_name(r))?;
                 push(e, c, n);
                 n += 1;
-                if n % 65536 == 0 {
+                if n.is_multiple_of(65536) {
                     progress.add(65536, 0);
                 }
             }

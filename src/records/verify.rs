@@ -225,6 +225,14 @@ pub fn verify(path: &std::path::Path, progress: &Progress) -> Result<RecordsRepo
                         }
                     }
                 }
+                if compress != Compress::None {
+                    // Decompressed too: a damaged frame is found even if its CRC
+                    // was stored after the damage.
+                    if let Err(err) = r.get_checked(*i) {
+                        probs.push(format!("record {i}: {err}"));
+                    }
+                    continue;
+                }
                 let rec = match r.get(*i) {
                     Ok(x) => x,
                     Err(err) => {
@@ -232,21 +240,16 @@ pub fn verify(path: &std::path::Path, progress: &Progress) -> Result<RecordsRepo
                         continue;
                     }
                 };
-                let stored_crc = r.stored_crc(*i).ok().flatten();
-                if compress == Compress::None {
-                    match stored_crc {
-                        Some(want) => {
-                            let got = crc::crc32c(&rec);
-                            if got != want {
-                                probs.push(format!(
-                                    "record {i}: CRC32C mismatch (stored {want}, computed {got})"
-                                ));
-                            }
+                match r.stored_crc(*i).ok().flatten() {
+                    Some(want) => {
+                        let got = crc::crc32c(&rec);
+                        if got != want {
+                            probs.push(format!(
+                                "record {i}: CRC32C mismatch (stored {want}, computed {got})"
+                            ));
                         }
-                        None => no_crc += 1,
                     }
-                } else if let Err(err) = r.get_checked(*i) {
-                    probs.push(format!("record {i}: {err}"));
+                    None => no_crc += 1,
                 }
             }
             progress.add(part.len() as u64, bytes);
