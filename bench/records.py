@@ -23,6 +23,7 @@ timed rounds. Targets (issue 13):
 import argparse
 import subprocess
 import sys
+from pathlib import Path
 
 from archives import archive
 from harness import WORK, Case, ROOT, VENV, ours, report, run, sh, summary
@@ -36,6 +37,7 @@ a = ap.parse_args()
 PY = str(VENV / "python")
 PEERS = str(ROOT / "bench" / "records_peers.py")
 REC = ours("barecat-records")
+WORK.mkdir(parents=True, exist_ok=True)
 FLOOR = WORK / "floor_gather"
 sh(f"gcc -O2 -msse4.2 -o {FLOOR} {ROOT / 'bench' / 'floor_gather.c'}")
 sh(f"{PY} -c 'import numpy, crc32c' 2>/dev/null || {VENV / 'pip'} install --quiet numpy crc32c")
@@ -65,8 +67,8 @@ for name in a.sets.split(","):
         sh(f"{REC} create {ds} --from {arch} -f -q")
     n = int(out(f"{REC} info --json {ds} | {PY} -c 'import json,sys; print(json.load(sys.stdin)[\"length\"])'"))
     if not framed.exists():
-        sh(f"{REC} gather {ds} --indices <(seq 0 {n - 1}) --framing len > {framed}")
-    if not mega.with_suffix(".idx").exists():
+        sh(f"seq 0 {n - 1} | {REC} gather {ds} --indices - --framing len > {framed}")
+    if not Path(f"{mega}.idx").exists():
         sh(f"{PY} {PEERS} build-megatron {framed} {mega}")
     rnd, srt, few = (WORK / f"records-{tag}-{k}.idx.txt" for k in ("random", "sorted", "tenth"))
     sh(f"{PY} {PEERS} indices {n} {n} 7 {rnd}")
@@ -74,7 +76,7 @@ for name in a.sets.split(","):
     sh(f"{PY} {PEERS} indices {n} {max(1, n // 10)} 7 {few}")
     sh(f"{REC} build {arch} -q")
     chunks = f"{ds}/chunk/*.zr"
-    warm = [ds, arch] + sorted(arch.parent.glob(arch.name + "-shard-*")) + [mega.with_suffix(".bin")]
+    warm = [ds, arch] + sorted(arch.parent.glob(arch.name + "-shard-*")) + [Path(f"{mega}.bin")]
 
     # ---- gather, random indices, warm
     g = {
@@ -120,7 +122,7 @@ for name in a.sets.split(","):
         Case("append all records (ours)", f"{REC} create {new} --framed {framed} -q",
              prepare=f"rm -rf {new}", warm=(framed,)),
         Case("dd bytes + fdatasync", f"dd if={mega}.bin of={copy} bs=8M conv=fdatasync status=none",
-             prepare=f"rm -f {copy}", warm=(mega.with_suffix(".bin"),)),
+             prepare=f"rm -f {copy}", warm=(Path(f"{mega}.bin"),)),
     ]
     res = run(f"records-append-{tag}", cases, rounds=a.rounds)
     report(res, reference="append all records (ours)", targets=[

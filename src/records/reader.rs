@@ -102,6 +102,8 @@ pub struct GatherOptions {
 const POOL_MIN: usize = 4096;
 /// Requested byte ranges closer than this are prefetched as one run.
 const RUN_GAP: usize = 64 << 10;
+/// Prefetch only when there are at least this many records per run.
+const PREFETCH_DENSITY: usize = 8;
 
 impl Records {
     /// Open a dataset directory, a barecat archive (its record table `P-records`),
@@ -362,7 +364,14 @@ impl Records {
                     _ => runs.push((s.src, s.start, s.start + s.len)),
                 }
             }
+            // Only dense requests are worth it: for records scattered far apart (a
+            // few random ones per 64 KiB) page faults on touch cost less than one
+            // system call per record.
+            let dense = runs.len() * PREFETCH_DENSITY <= indices.len();
             run(&mut || {
+                if !dense {
+                    return Ok(());
+                }
                 runs.par_iter().for_each(|&(src, start, end)| {
                     let m = &maps[src as usize];
                     if m.advise_range(memmap2::Advice::PopulateRead, start, end - start)
