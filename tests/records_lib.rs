@@ -404,3 +404,33 @@ fn conversions_copy_between_the_forms() {
     let b = barecat::Archive::open(&out).unwrap();
     assert_eq!(b.read("07").unwrap(), want[7]);
 }
+
+/// Found by the records_open fuzz target: an empty record whose stored CRC is not 0
+/// (a damaged crc file) was returned by get_checked without an error.
+#[test]
+fn an_empty_record_with_a_nonzero_crc_is_a_crc_error() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("ds");
+    let mut w = RecordWriter::create(&dir, &DatasetOptions::default(), false).unwrap();
+    w.append(b"").unwrap();
+    w.append(b"x").unwrap();
+    w.finish().unwrap();
+    let mut crc = std::fs::read(dir.join("crc")).unwrap();
+    crc[0] = 7;
+    std::fs::write(dir.join("crc"), &crc).unwrap();
+    let r = Records::open(&dir).unwrap();
+    assert!(r.get(0).unwrap().is_empty());
+    let e = r.get_checked(0).unwrap_err().to_string();
+    assert!(
+        e.contains("record 0") && e.contains("CRC32C mismatch"),
+        "{e}"
+    );
+    let g = GatherOptions {
+        verify_crc: true,
+        ..Default::default()
+    };
+    assert!(r.gather_with(&[1, 0], &g).is_err());
+    let rep =
+        barecat::records::verify::verify(&dir, &barecat::progress::Progress::hidden()).unwrap();
+    assert!(!rep.ok && rep.problems[0].contains("record 0"), "{rep:?}");
+}

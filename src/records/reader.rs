@@ -247,6 +247,11 @@ impl Records {
     fn read_one(&self, i: u64, check: bool) -> Result<Record> {
         let e = self.entry_unchecked(i);
         if e.length == 0 {
+            // The CRC32C of no bytes is 0: anything else is a damaged crc file.
+            match self.crc_unchecked(i) {
+                Some(want) if check && want != 0 => return Err(self.crc_error(i, want, 0)),
+                _ => {}
+            }
             return Ok(Record {
                 backing: Backing::Empty,
                 start: 0,

@@ -206,6 +206,9 @@ pub fn verify(path: &std::path::Path, progress: &Progress) -> Result<RecordsRepo
             for (e, i) in part {
                 checked += 1;
                 if e.length == 0 {
+                    if let Err(err) = r.get_checked(*i) {
+                        probs.push(format!("record {i}: {err}"));
+                    }
                     continue;
                 }
                 bytes += e.length as u64;
