@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 out=corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$out"/{tar_import,zip_import,archive_bytes,archive_rows}
+mkdir -p "$out"/{tar_import,zip_import,archive_bytes,archive_rows,records_open}
 
 # A small tree with every kind of member.
 t=$tmp/tree
@@ -107,5 +107,50 @@ idx = open(p, "rb").read()
 open(f"{out}/archive_bytes/small", "wb").write(struct.pack("<I", len(idx)) + idx + b"hello" + b"abc")
 for i in range(8):
     open(f"{out}/archive_rows/op{i}", "wb").write(bytes([i * 37 % 256, i]) + os.urandom(9))
+PY
+
+# Record datasets and tables for records_open, written from docs/records-format.md
+# alone: a dataset split as [u32 len][meta.json][u32 len][offset][u32 len][crc]
+# [u32 len][chunk 0][u32 len][chunk 1] after a 0 byte, and (after a 1 byte) the
+# record table of the target's archive (a: "hello", b/c: "world!", e: empty).
+python3 - "$out/records_open" <<'PY'
+import json, struct, sys
+out = sys.argv[1]
+def crc32c(b):
+    c = 0xFFFFFFFF
+    for x in b:
+        c ^= x
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+    return c ^ 0xFFFFFFFF
+recs = [b"hello", b"world!!", b"", b"x" * 100, bytes(range(40))]
+chunks = [b"", b""]
+offset = b""; crc = b""
+for i, r in enumerate(recs):
+    c = i % 2
+    if r:
+        offset += struct.pack("<IQI", c, len(chunks[c]), len(r))
+    else:
+        offset += bytes(16)
+    crc += struct.pack("<I", crc32c(r) if r else 0)
+    chunks[c] += r
+for variant, extra in [("plain", {}), ("redo", {"redo": [[0, 1, 0, 7, crc32c(b"world!!")]]}),
+                       ("retire", {"retire": [5]})]:
+    meta = {"format": "zrecord", "version": 1, "length": len(recs), "dtype": "bytes",
+            "compress": "none",
+            "chunks": {"num": 2, "size": 65536, "max_bytes": 1 << 30, "grow": 1 << 30,
+                       "unfull": [[0, len(chunks[0]), 3], [1, len(chunks[1]), 2]]},
+            "table_grow": 1 << 20}
+    meta.update(extra)
+    parts = [json.dumps(meta).encode(), offset, crc, chunks[0], chunks[1]]
+    open(f"{out}/{variant}", "wb").write(b"\0" + b"".join(struct.pack("<I", len(p)) + p for p in parts))
+entries = struct.pack("<IQI", 0, 0, 5) + struct.pack("<IQI", 0, 5, 6) + bytes(16)
+crcs = struct.pack("<III", crc32c(b"hello"), crc32c(b"world!"), 0)
+h = bytearray(4096)
+h[0:8] = b"BCRECTBL"; h[8:12] = struct.pack("<I", 1); h[12:16] = struct.pack("<I", 4096)
+h[16:24] = struct.pack("<Q", 3); h[24] = 0
+h[48:56] = struct.pack("<Q", 3); h[56:64] = struct.pack("<Q", 11)
+h[72:76] = struct.pack("<I", crc32c(bytes(h[:72])))
+open(f"{out}/table", "wb").write(b"\1" + bytes(h) + entries + crcs)
 PY
 du -sh "$out"/*

@@ -156,6 +156,32 @@ pub enum Error {
         first: PathBuf,
         second: PathBuf,
     },
+    /// A record dataset or record table that breaks its format: a corrupt
+    /// `meta.json`, a short offset table, an entry outside its chunk, …
+    #[error("{}: {detail}", path.display())]
+    CorruptRecords { path: PathBuf, detail: String },
+
+    /// A record table over a barecat archive that no longer matches the archive's
+    /// index (files added, deleted or moved since it was built).
+    #[error(
+        "{}: record table is out of date: {detail}; rebuild it with `barecat-records build {}`",
+        table.display(),
+        archive.display()
+    )]
+    StaleRecords {
+        table: PathBuf,
+        archive: PathBuf,
+        detail: String,
+    },
+
+    /// Another process holds the writer lock of a record dataset.
+    #[error("{}: dataset is being written by another process", path.display())]
+    RecordsLocked { path: PathBuf },
+
+    /// A record index outside `[0, length)`.
+    #[error("{}: record {index} out of range (the dataset has {len} records)", path.display())]
+    RecordOutOfRange { path: PathBuf, index: u64, len: u64 },
+
     /// An input being imported cannot be read on: a corrupt or truncated tar or zip,
     /// or (in strict mode) the first entry that had to be skipped. `path` names the
     /// input or the entry.

@@ -17,6 +17,11 @@ const SHARD_INFIX: &str = "-shard-";
 const LEGACY_INDEX_SUFFIX: &str = "-sqlite-index";
 const SIDE_SUFFIXES: [&str; 3] = ["-journal", "-wal", "-shm"];
 
+/// Files beside an archive `P` that belong to it, `P` + suffix: removed, renamed and
+/// replaced together with the archive. `-records` is the record table
+/// ([`crate::records::table`]).
+pub const COMPANION_SUFFIXES: &[&str] = &["-records"];
+
 /// The file names of one archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
@@ -182,9 +187,17 @@ impl Layout {
         Ok(!Layout::current(base).shard_files()?.is_empty())
     }
 
+    /// The companion files of the archive ([`COMPANION_SUFFIXES`]), present or not.
+    pub fn companion_files(&self) -> Vec<PathBuf> {
+        COMPANION_SUFFIXES
+            .iter()
+            .map(|s| with_suffix(&self.base, s))
+            .collect()
+    }
+
     /// Remove every part of the archive at `path`: the index under both names, all
-    /// shards (symbolic links are removed, not their targets; dangling ones too), and
-    /// the SQLite side files. Missing parts are fine.
+    /// shards (symbolic links are removed, not their targets; dangling ones too), the
+    /// SQLite side files and the companion files. Missing parts are fine.
     pub fn remove(path: impl AsRef<Path>) -> Result<()> {
         let base = path.as_ref();
         let current = Layout::current(base);
@@ -193,6 +206,7 @@ impl Layout {
         victims.extend(current.side_files());
         victims.extend(SIDE_SUFFIXES.iter().map(|s| with_suffix(&legacy_index, s)));
         victims.extend(current.shard_files()?.into_iter().map(|s| s.path));
+        victims.extend(current.companion_files());
         for v in victims {
             match fs::symlink_metadata(&v) {
                 Ok(m) if m.is_dir() => {

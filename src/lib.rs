@@ -10,6 +10,8 @@
 //!   can read at once.
 //! * [`ArchiveWriter`] appends files and directories in batched, crash-consistent
 //!   transactions, and deletes and renames entries.
+//! * [`records::Records`] reads records by integer index (seed 002's zrecord store),
+//!   from a standalone dataset or from an archive's record table.
 //!
 //! ```no_run
 //! use barecat::{Archive, ArchiveWriter, CreateMode, Meta, WriterOptions};
@@ -40,6 +42,7 @@ pub mod mount;
 pub mod path;
 pub mod progress;
 pub mod read_pool;
+pub mod records;
 pub mod repair;
 pub mod schema;
 pub mod shard;

@@ -308,7 +308,7 @@ impl AsRef<[u8]> for MappedFile {
 /// Files up to this size are read without checking the shard's length first.
 const SMALL_READ: u64 = 4 << 20;
 
-fn flock(file: &File, op: libc::c_int) -> io::Result<bool> {
+pub(crate) fn flock(file: &File, op: libc::c_int) -> io::Result<bool> {
     loop {
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
@@ -325,7 +325,7 @@ fn flock(file: &File, op: libc::c_int) -> io::Result<bool> {
 
 /// Take the shared lock that marks a shard as memory-mapped by a reader (waits
 /// while a writer is cutting it).
-fn lock_shared(file: &File) -> io::Result<()> {
+pub(crate) fn lock_shared(file: &File) -> io::Result<()> {
     flock(file, libc::LOCK_SH).map(drop)
 }
 

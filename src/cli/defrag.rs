@@ -137,6 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
             )?;
         }
+        super::records::print_table_action(&args.archive, r.records_table);
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -96,6 +96,25 @@ pub fn generated_files() -> io::Result<Vec<(PathBuf, Vec<u8>)>> {
     ));
     for c in &listed {
         let cmd = (c.command)().name(c.binary).bin_name(c.binary);
+        // A command with subcommands gets a page per subcommand too, named
+        // `<program>-<subcommand>` as its SUBCOMMANDS section refers to them.
+        let mut full = cmd.clone();
+        full.build();
+        for sub in full
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        {
+            let name = format!("{}-{}", c.binary, sub.get_name());
+            files.push((
+                PathBuf::from(format!("man/{name}.1")),
+                man_page(
+                    sub.clone()
+                        .name(name.clone().leak() as &str)
+                        .bin_name(format!("{} {}", c.binary, sub.get_name())),
+                    &[c.binary.to_string()],
+                )?,
+            ));
+        }
         files.push((
             PathBuf::from(format!("man/{}.1", c.binary)),
             man_page(cmd, &["barecat".to_string()])?,

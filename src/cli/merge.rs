@@ -124,6 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 String::new()
             }
         );
+        super::records::print_table_action(&args.output, r.records_table);
     }
     Ok(if r.problems > 0 {
         ExitCode::from(super::FAILURE)

@@ -32,6 +32,7 @@ pub mod ls;
 pub mod merge;
 pub mod merge_symlink;
 pub mod mount;
+pub mod records;
 pub mod repair;
 pub mod to_archive;
 pub mod to_ncdu_json;
@@ -150,6 +151,14 @@ pub fn commands() -> &'static [Command] {
             merge_symlink::run
         ),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
+        // Records by integer index.
+        register!(
+            "records",
+            "barecat-records",
+            false,
+            records::Args,
+            records::run
+        ),
         // Legacy entry points of Python barecat, reachable by their program names.
         register!(
             "extract-single",

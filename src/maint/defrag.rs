@@ -149,6 +149,8 @@ pub struct DefragReport {
     pub shards_after: u64,
     /// Quick mode stopped because its time ran out.
     pub out_of_time: bool,
+    /// The archive's record table, which the moves made stale: rebuilt or removed.
+    pub records_table: Option<crate::records::table::TableAction>,
 }
 
 /// The space of an archive and what a full defragmentation would give back
@@ -438,6 +440,9 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     report.freed_bytes = physical.saturating_sub(after);
     writer.commit()?;
     writer.finish()?;
+    if report.moved_files > 0 {
+        report.records_table = crate::records::table::after_change(path)?;
+    }
     Ok(report)
 }
 

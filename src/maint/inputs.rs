@@ -300,6 +300,11 @@ pub(crate) fn install(temp: &Path, out: &Path, step: &mut dyn FnMut()) -> Result
         std::fs::rename(&s.path, &dest).map_err(|e| Error::io(&dest, e))?;
         step();
     }
+    for (c, dest) in from.companion_files().iter().zip(to.companion_files()) {
+        if c.exists() {
+            std::fs::rename(c, &dest).map_err(|e| Error::io(&dest, e))?;
+        }
+    }
     std::fs::rename(temp, out).map_err(|e| Error::io(out, e))?;
     step();
     crate::shard::sync_dir(out)

@@ -82,6 +82,8 @@ pub struct MergeReport {
     pub duplicates_skipped: u64,
     /// Entries of tar or zip inputs skipped because of a problem (each one reported).
     pub problems: u64,
+    /// The record table of an output that was added to: rebuilt or removed.
+    pub records_table: Option<crate::records::table::TableAction>,
 }
 
 /// An input, opened.
@@ -311,6 +313,9 @@ pub fn merge(
             let _ = Layout::remove(t);
             return Err(e);
         }
+    }
+    if append && report.files > 0 {
+        report.records_table = crate::records::table::after_change(output)?;
     }
     Ok(report)
 }

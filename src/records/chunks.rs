@@ -1,0 +1,541 @@
+//! Chunk files: lazily memory-mapped for readers, appended by writers.
+//!
+//! Why here and not in [`crate::shard`]: a record reader maps files by a 32-bit
+//! chunk id that names either a dataset chunk (`chunk/<id>.zr`) or an archive shard
+//! (`P-shard-NNNNN`), and a record writer needs growth in fixed steps, compression,
+//! alignment and several appenders at once. What is shared with shards is the rule
+//! that keeps readers safe: a reader holds a shared `flock` on every file it maps,
+//! and writers cut a file only when nobody holds one ([`crate::shard::truncate_unless_mapped`]),
+//! because touching a page past the end of a mapped file kills the process (SIGBUS).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, RwLock};
+
+use memmap2::Mmap;
+
+use crate::crc;
+use crate::error::{Error, IoContext, Result};
+use crate::layout::Layout;
+use crate::records::format::{Compress, DatasetPaths, Entry, MAX_RECORD};
+use crate::shard::{lock_shared, not_a_file, sync_dir, truncate_unless_mapped};
+
+/// Where chunk `id` lives.
+#[derive(Debug, Clone)]
+pub enum ChunkNames {
+    /// `DIR/chunk/<id>.zr`.
+    Dataset(DatasetPaths),
+    /// Shard `id` of a barecat archive.
+    Archive(Layout),
+}
+
+impl ChunkNames {
+    pub fn path(&self, id: u32) -> PathBuf {
+        match self {
+            ChunkNames::Dataset(p) => p.chunk(id),
+            ChunkNames::Archive(l) => l.shard_path(id as u64),
+        }
+    }
+}
+
+struct Mapped {
+    file: File,
+    path: PathBuf,
+    map: RwLock<Arc<Mmap>>,
+}
+
+/// Read-only maps of chunk files, opened on first use and renewed when a file grew.
+pub struct MapCache {
+    names: ChunkNames,
+    open: RwLock<Vec<Option<Arc<Mapped>>>>,
+}
+
+/// Open `path` read-only for mapping: a regular file (a FIFO cannot block the
+/// open), with the shared lock that keeps writers from cutting it.
+pub(crate) fn open_for_map(path: &Path, missing: impl FnOnce() -> Error) -> Result<File> {
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let md = file.metadata().at(path)?;
+    if !md.is_file() {
+        return Err(not_a_file(path, md.is_dir()));
+    }
+    lock_shared(&file).at(path)?;
+    Ok(file)
+}
+
+/// Map all of `file`.
+pub(crate) fn map_file(file: &File, path: &Path) -> Result<Mmap> {
+    // SAFETY: read-only map. Writers append to these files, grow them, write bytes
+    // no committed entry points at yet, and cut them only while no reader holds
+    // the shared lock taken by `open_for_map`.
+    unsafe { Mmap::map(file) }.at(path)
+}
+
+impl MapCache {
+    pub fn new(names: ChunkNames) -> MapCache {
+        MapCache {
+            names,
+            open: RwLock::new(Vec::new()),
+        }
+    }
+
+    pub fn names(&self) -> &ChunkNames {
+        &self.names
+    }
+
+    fn mapped(&self, id: u32) -> Result<Arc<Mapped>> {
+        let idx = id as usize;
+        if let Some(Some(m)) = self.open.read().unwrap_or_else(|e| e.into_inner()).get(idx) {
+            return Ok(m.clone());
+        }
+        let path = self.names.path(id);
+        let file = open_for_map(&path, || Error::CorruptRecords {
+            path: path.clone(),
+            detail: format!("chunk {id} is missing (an entry refers to it)"),
+        })?;
+        let map = map_file(&file, &path)?;
+        let m = Arc::new(Mapped {
+            file,
+            path,
+            map: RwLock::new(Arc::new(map)),
+        });
+        let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
+        if open.len() <= idx {
+            open.resize(idx + 1, None);
+        }
+        Ok(open[idx].get_or_insert(m).clone())
+    }
+
+    /// A map of chunk `id` covering at least `end` bytes (renewed once if the file
+    /// grew since it was mapped); an error naming the chunk when it is shorter.
+    pub fn map(&self, id: u32, end: u64) -> Result<Arc<Mmap>> {
+        let m = self.mapped(id)?;
+        let cur = m.map.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if cur.len() as u64 >= end {
+            return Ok(cur);
+        }
+        let mut slot = m.map.write().unwrap_or_else(|e| e.into_inner());
+        if slot.len() as u64 >= end {
+            return Ok(slot.clone());
+        }
+        let len = m.file.metadata().at(&m.path)?.len();
+        if len < end {
+            return Err(Error::CorruptRecords {
+                path: m.path.clone(),
+                detail: format!("an entry ends at byte {end} but the chunk has {len} bytes"),
+            });
+        }
+        let fresh = Arc::new(map_file(&m.file, &m.path)?);
+        *slot = fresh.clone();
+        Ok(fresh)
+    }
+
+    /// Drop the maps (files stay open and locked; the next access maps again). The
+    /// pages stay in the page cache but leave this process's resident set once no
+    /// batch holds them: long gathers call this between blocks.
+    pub fn release(&self) {
+        let open = self.open.read().unwrap_or_else(|e| e.into_inner());
+        for m in open.iter().flatten() {
+            *m.map.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(empty_map());
+        }
+    }
+
+    /// The bytes of `e`, borrowed from the chunk's map (kept alive by the Arc).
+    pub fn slice(&self, e: &Entry) -> Result<(Arc<Mmap>, usize, usize)> {
+        let end = e.end().ok_or_else(|| Error::CorruptRecords {
+            path: self.names.path(e.chunk),
+            detail: format!(
+                "impossible entry (offset {}, length {})",
+                e.offset, e.length
+            ),
+        })?;
+        let map = self.map(e.chunk, end)?;
+        Ok((map, e.offset as usize, e.length as usize))
+    }
+}
+
+fn empty_map() -> Mmap {
+    memmap2::MmapOptions::new()
+        .len(0)
+        .map_anon()
+        .map(|m| {
+            m.make_read_only()
+                .expect("an empty map can be made read-only")
+        })
+        .expect("an empty anonymous map")
+}
+
+/// Bytes staged before one `pwrite`.
+const STAGE: usize = 8 << 20;
+
+/// What a writer slot did to a chunk it left: `(id, written bytes, records,
+/// trimmed)`. An untrimmed chunk stays in `meta.json`'s `unfull` list.
+#[derive(Debug, Clone, Copy)]
+pub struct Sealed {
+    pub id: u32,
+    pub pos: u64,
+    pub count: u64,
+    pub trimmed: bool,
+}
+
+/// Limits of a chunk.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkLimits {
+    pub records: u64,
+    pub bytes: u64,
+    pub grow: u64,
+    pub align: u64,
+}
+
+/// One writer slot: appends records to its own chunk, starting a new chunk (with
+/// an id from the shared counter) when the chunk is full.
+pub struct ChunkAppender {
+    paths: DatasetPaths,
+    limits: ChunkLimits,
+    compress: Compress,
+    current: Option<Current>,
+    stage: Vec<u8>,
+    scratch: Vec<u8>,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    /// Chunks left since the last commit.
+    pub sealed: Vec<Sealed>,
+    /// A chunk file was created since the last commit.
+    pub created: bool,
+}
+
+struct Current {
+    id: u32,
+    file: File,
+    path: PathBuf,
+    pos: u64,
+    count: u64,
+    file_len: u64,
+    /// File offset of `stage[0]`.
+    stage_at: u64,
+    dirty: bool,
+}
+
+fn round_up(x: u64, step: u64) -> u64 {
+    x.div_ceil(step).saturating_mul(step)
+}
+
+impl ChunkAppender {
+    pub fn new(paths: DatasetPaths, limits: ChunkLimits, compress: Compress) -> ChunkAppender {
+        ChunkAppender {
+            paths,
+            limits,
+            compress,
+            current: None,
+            stage: Vec::new(),
+            scratch: Vec::new(),
+            zstd: None,
+            sealed: Vec::new(),
+            created: false,
+        }
+    }
+
+    /// Continue an unfull chunk at `pos` (bytes after it are overwritten).
+    pub fn resume(&mut self, id: u32, pos: u64, count: u64) -> Result<()> {
+        let path = self.paths.chunk(id);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| {
+                if e.kind() == io::ErrorKind::NotFound {
+                    Error::CorruptRecords {
+                        path: path.clone(),
+                        detail: format!("unfull chunk {id} of meta.json is missing"),
+                    }
+                } else {
+                    Error::io(&path, e)
+                }
+            })?;
+        let md = file.metadata().at(&path)?;
+        if !md.is_file() {
+            return Err(not_a_file(&path, md.is_dir()));
+        }
+        if md.len() < pos {
+            return Err(Error::CorruptRecords {
+                path,
+                detail: format!(
+                    "meta.json says {pos} bytes are written but the chunk has {}",
+                    md.len()
+                ),
+            });
+        }
+        self.current = Some(Current {
+            id,
+            file,
+            path,
+            pos,
+            count,
+            file_len: md.len(),
+            stage_at: pos,
+            dirty: false,
+        });
+        Ok(())
+    }
+
+    /// `(id, pos, count)` of the current chunk.
+    pub fn state(&self) -> Option<(u32, u64, u64)> {
+        self.current.as_ref().map(|c| (c.id, c.pos, c.count))
+    }
+
+    fn start_chunk(&mut self, next_id: &AtomicU32) -> Result<()> {
+        let id = next_id.fetch_add(1, Ordering::SeqCst);
+        if id == u32::MAX {
+            return Err(Error::InvalidOperation(format!(
+                "{}: no chunk ids left",
+                self.paths.dir.display()
+            )));
+        }
+        let path = self.paths.chunk(id);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .at(&path)?;
+        self.created = true;
+        self.current = Some(Current {
+            id,
+            file,
+            path,
+            pos: 0,
+            count: 0,
+            file_len: 0,
+            stage_at: 0,
+            dirty: false,
+        });
+        Ok(())
+    }
+
+    /// Write the staged bytes.
+    pub fn flush(&mut self) -> Result<()> {
+        if let Some(c) = &mut self.current {
+            if !self.stage.is_empty() {
+                c.file.write_all_at(&self.stage, c.stage_at).at(&c.path)?;
+                c.stage_at += self.stage.len() as u64;
+                self.stage.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Make every byte appended so far durable.
+    pub fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        if let Some(c) = &mut self.current {
+            if c.dirty {
+                c.file.sync_data().at(&c.path)?;
+                c.dirty = false;
+            }
+        }
+        Ok(())
+    }
+
+    /// Leave the current chunk: sync it and cut it to its written part (unless a
+    /// reader maps it).
+    pub fn seal(&mut self) -> Result<()> {
+        self.sync()?;
+        if let Some(c) = self.current.take() {
+            let trimmed = c.file_len == c.pos || truncate_unless_mapped(&c.file, &c.path, c.pos)?;
+            if trimmed && c.file_len != c.pos {
+                c.file.sync_all().at(&c.path)?;
+            }
+            self.sealed.push(Sealed {
+                id: c.id,
+                pos: c.pos,
+                count: c.count,
+                trimmed,
+            });
+        }
+        Ok(())
+    }
+
+    /// Cut the current chunk's file to its written part (a finished dataset),
+    /// keeping it appendable. Returns false when a reader maps it.
+    pub fn trim(&mut self) -> Result<bool> {
+        self.sync()?;
+        if let Some(c) = &mut self.current {
+            if c.file_len != c.pos {
+                if !truncate_unless_mapped(&c.file, &c.path, c.pos)? {
+                    return Ok(false);
+                }
+                c.file.sync_all().at(&c.path)?;
+                c.file_len = c.pos;
+            }
+        }
+        Ok(true)
+    }
+
+    fn compress_into_scratch(&mut self, data: &[u8]) -> Result<()> {
+        self.scratch.clear();
+        match self.compress {
+            Compress::None => {}
+            Compress::Zstd => {
+                if self.zstd.is_none() {
+                    self.zstd = Some(
+                        zstd::bulk::Compressor::new(3)
+                            .map_err(|e| Error::io(&self.paths.dir, e))?,
+                    );
+                }
+                let z = self.zstd.as_mut().expect("set above");
+                let _ = z.include_contentsize(true);
+                let bound = zstd::zstd_safe::compress_bound(data.len());
+                self.scratch.reserve(bound);
+                z.compress_to_buffer(data, &mut self.scratch)
+                    .map_err(|e| Error::io(&self.paths.dir, e))?;
+            }
+            Compress::Flate => {
+                let mut enc = flate2::write::DeflateEncoder::new(
+                    std::mem::take(&mut self.scratch),
+                    flate2::Compression::new(6),
+                );
+                enc.write_all(data).at(&self.paths.dir)?;
+                self.scratch = enc.finish().at(&self.paths.dir)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Append one record: compressed as the dataset says, placed in the current
+    /// chunk (or a new one). Returns its entry and the CRC32C of its stored bytes.
+    pub fn write_record(&mut self, data: &[u8], next_id: &AtomicU32) -> Result<(Entry, u32)> {
+        if data.is_empty() {
+            return Ok((Entry::default(), 0));
+        }
+        let compressed = self.compress != Compress::None;
+        if compressed {
+            self.compress_into_scratch(data)?;
+        }
+        if compressed {
+            let scratch = std::mem::take(&mut self.scratch);
+            let r = self.write_stored(&scratch, None, next_id);
+            self.scratch = scratch;
+            r
+        } else {
+            self.write_stored(data, None, next_id)
+        }
+    }
+
+    /// Append bytes as they are stored (already compressed, if the dataset is):
+    /// for copies between chunks. `crc` is their CRC32C when known.
+    pub fn write_stored(
+        &mut self,
+        bytes: &[u8],
+        crc: Option<u32>,
+        next_id: &AtomicU32,
+    ) -> Result<(Entry, u32)> {
+        if bytes.is_empty() {
+            return Ok((Entry::default(), 0));
+        }
+        let stored_len = bytes.len() as u64;
+        if stored_len > MAX_RECORD {
+            return Err(Error::InvalidOperation(format!(
+                "{}: a record of {stored_len} stored bytes is larger than the limit of {MAX_RECORD}",
+                self.paths.dir.display()
+            )));
+        }
+        let needs_new = match &self.current {
+            None => true,
+            Some(c) => {
+                let start = round_up(c.pos, self.limits.align);
+                c.count >= self.limits.records
+                    || (c.pos > 0 && start + stored_len > self.limits.bytes)
+            }
+        };
+        if needs_new {
+            self.seal()?;
+            self.start_chunk(next_id)?;
+        }
+        let limits = self.limits;
+        let c = self.current.as_mut().expect("a chunk is open");
+        let start = round_up(c.pos, limits.align);
+        let end = start + stored_len;
+        if end > c.file_len {
+            let want = round_up(end, limits.grow).max(end);
+            c.file.set_len(want).at(&c.path)?;
+            c.file_len = want;
+        }
+        // Padding to the alignment of the dtype's elements.
+        let pad = (start - c.pos) as usize;
+        let crc = crc.unwrap_or_else(|| crc::crc32c(bytes));
+        if self.stage.len() + pad + bytes.len() > STAGE && !self.stage.is_empty() {
+            c.file.write_all_at(&self.stage, c.stage_at).at(&c.path)?;
+            c.stage_at += self.stage.len() as u64;
+            self.stage.clear();
+        }
+        if self.stage.is_empty() {
+            c.stage_at = c.pos;
+        }
+        if bytes.len() >= STAGE {
+            // Large records go straight to the file.
+            self.stage.resize(pad, 0);
+            c.file.write_all_at(&self.stage, c.stage_at).at(&c.path)?;
+            self.stage.clear();
+            c.file.write_all_at(bytes, start).at(&c.path)?;
+            c.stage_at = end;
+        } else {
+            self.stage.resize(self.stage.len() + pad, 0);
+            self.stage.extend_from_slice(bytes);
+        }
+        c.pos = end;
+        c.count += 1;
+        c.dirty = true;
+        Ok((
+            Entry {
+                chunk: c.id,
+                offset: start,
+                length: stored_len as u32,
+            },
+            crc,
+        ))
+    }
+}
+
+/// Replace `path` with `data` atomically: write a temporary file beside it, sync
+/// it, rename it over `path`, sync the directory.
+pub fn write_atomic(path: &Path, tmp: &Path, data: &[u8]) -> Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(tmp)
+        .at(tmp)?;
+    f.write_all(data).at(tmp)?;
+    f.sync_all().at(tmp)?;
+    drop(f);
+    std::fs::rename(tmp, path).at(path)?;
+    sync_dir(path)
+}
+
+/// Take the writer lock of a dataset: an exclusive `flock` on `DIR/lock`.
+pub fn lock_dataset(paths: &DatasetPaths) -> Result<File> {
+    let path = paths.lock();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .at(&path)?;
+    match crate::shard::flock(&f, libc::LOCK_EX | libc::LOCK_NB) {
+        Ok(true) => Ok(f),
+        Ok(false) => Err(Error::RecordsLocked {
+            path: paths.dir.clone(),
+        }),
+        Err(e) => Err(Error::io(&path, e)),
+    }
+}

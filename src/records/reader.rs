@@ -1,0 +1,827 @@
+//! Reading records: [`Records`] opens a dataset or an archive's record table behind
+//! one type, and hands out records one at a time or gathered in request order.
+//!
+//! Why it looks like this (seed 002, "Read tasks" and "GC tasks"): the offset table
+//! is memory-mapped, so record `i` is one pointer computation away; uncompressed
+//! records are slices of the mapped chunks (zero copy). A [`Batch`] owns `Arc`s of
+//! the maps it points into and the buffers of decompressed records, so a slice it
+//! hands out cannot outlive them: Rust's ownership is the seed's GC queue, and a use
+//! after release does not compile. Dropping the batch releases everything.
+//!
+//! `Records` is `Send + Sync` and cheap to clone (an `Arc`), for thread pools and
+//! for a Python binding that keeps batches alive from Python objects.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+use rayon::prelude::*;
+
+use crate::crc;
+use crate::error::{Error, Result};
+use crate::records::chunks::{map_file, open_for_map, ChunkNames, MapCache};
+use crate::records::format::{
+    crc_at, entry_at, table_path, Compress, DatasetPaths, Dtype, Entry, Meta, TableHeader,
+    TableOrder, CRC_SIZE, ENTRY_SIZE,
+};
+
+/// Which kind of store a [`Records`] reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A dataset directory.
+    Dataset { dir: PathBuf },
+    /// The record table `table` of the barecat archive `archive`.
+    Archive {
+        archive: PathBuf,
+        table: PathBuf,
+        order: TableOrder,
+    },
+}
+
+/// Options of [`Records::open_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenOptions {
+    /// For archive tables: compare every record with the index, not only the
+    /// stamp (what verify does).
+    pub full_check: bool,
+}
+
+pub(super) struct Inner {
+    pub source: Source,
+    /// The file named in errors about entries: `DIR/offset` or `P-records`.
+    pub table_path: PathBuf,
+    pub len: u64,
+    pub dtype: Dtype,
+    pub compress: Compress,
+    /// The table map and where entries and CRCs start in it.
+    pub table: Mmap,
+    pub entries_at: usize,
+    pub crcs: Option<(Mmap, usize)>,
+    /// Records without a stored CRC (sorted), for archive tables.
+    pub missing_crcs: Vec<u64>,
+    /// `meta.json`'s redo list.
+    pub overrides: HashMap<u64, (Entry, u32)>,
+    pub chunks: MapCache,
+    pub meta: Option<Meta>,
+    pub warnings: Vec<String>,
+    _table_file: File,
+    _crc_file: Option<File>,
+}
+
+/// A read-only handle on records: a dataset or an archive's record table.
+#[derive(Clone)]
+pub struct Records {
+    pub(super) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Records {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Records")
+            .field("source", &self.inner.source)
+            .field("len", &self.inner.len)
+            .finish()
+    }
+}
+
+/// Options of [`Records::gather_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GatherOptions {
+    /// Threads for decompressing and prefetching; 0 = rayon's pool size.
+    pub threads: usize,
+    /// Make the requested bytes resident before returning, in address order, on the
+    /// reader pool (each chunk is read front to back, many reads in flight).
+    /// Otherwise uncompressed records are read by page faults when touched.
+    pub prefetch: bool,
+    /// Check every record against its stored CRC32C.
+    pub verify_crc: bool,
+}
+
+/// Gathers of at least this many records run on the reader pool.
+const POOL_MIN: usize = 4096;
+/// Requested byte ranges closer than this are prefetched as one run.
+const RUN_GAP: usize = 64 << 10;
+/// Prefetch only when there are at least this many records per run.
+const PREFETCH_DENSITY: usize = 8;
+
+impl Records {
+    /// Open a dataset directory, a barecat archive (its record table `P-records`),
+    /// or a record table file itself.
+    pub fn open(path: impl AsRef<Path>) -> Result<Records> {
+        Self::open_with(path, OpenOptions::default())
+    }
+
+    pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Records> {
+        let path = path.as_ref();
+        if path.is_dir() {
+            return open_dataset(path);
+        }
+        // `P-records` names the table of the archive `P`.
+        if let Some(base) = path
+            .to_str()
+            .and_then(|s| s.strip_suffix(crate::records::format::TABLE_SUFFIX))
+        {
+            if path.is_file() && crate::Layout::exists(base)? {
+                return crate::records::table::open_table(Path::new(base), opts);
+            }
+        }
+        crate::records::table::open_table(path, opts)
+    }
+
+    pub(super) fn from_inner(inner: Inner) -> Records {
+        Records {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> u64 {
+        self.inner.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.len == 0
+    }
+
+    pub fn source(&self) -> &Source {
+        &self.inner.source
+    }
+
+    pub fn dtype(&self) -> Dtype {
+        self.inner.dtype
+    }
+
+    pub fn compress(&self) -> Compress {
+        self.inner.compress
+    }
+
+    /// `meta.json` of a dataset (`None` for an archive table).
+    pub fn meta(&self) -> Option<&Meta> {
+        self.inner.meta.as_ref()
+    }
+
+    /// Notes for the user (a table whose stamp is out of date, …).
+    pub fn warnings(&self) -> &[String] {
+        &self.inner.warnings
+    }
+
+    /// The chunk maps (for maintenance code of this module).
+    pub(super) fn chunks(&self) -> &MapCache {
+        &self.inner.chunks
+    }
+
+    fn check_index(&self, i: u64) -> Result<()> {
+        if i >= self.inner.len {
+            return Err(Error::RecordOutOfRange {
+                path: self.name().to_path_buf(),
+                index: i,
+                len: self.inner.len,
+            });
+        }
+        Ok(())
+    }
+
+    /// The dataset directory or the archive, as the user named it.
+    pub fn name(&self) -> &Path {
+        match &self.inner.source {
+            Source::Dataset { dir } => dir,
+            Source::Archive { archive, .. } => archive,
+        }
+    }
+
+    /// Entry `i` of the offset table (after `redo`).
+    pub fn entry(&self, i: u64) -> Result<Entry> {
+        self.check_index(i)?;
+        Ok(self.entry_unchecked(i))
+    }
+
+    fn entry_unchecked(&self, i: u64) -> Entry {
+        let inner = &*self.inner;
+        if !inner.overrides.is_empty() {
+            if let Some((e, _)) = inner.overrides.get(&i) {
+                return *e;
+            }
+        }
+        entry_at(&inner.table[inner.entries_at..], i).unwrap_or_default()
+    }
+
+    /// The stored CRC32C of record `i`'s stored bytes, if there is one.
+    pub fn stored_crc(&self, i: u64) -> Result<Option<u32>> {
+        self.check_index(i)?;
+        Ok(self.crc_unchecked(i))
+    }
+
+    fn crc_unchecked(&self, i: u64) -> Option<u32> {
+        let inner = &*self.inner;
+        if let Some((_, c)) = inner.overrides.get(&i) {
+            return Some(*c);
+        }
+        if !inner.missing_crcs.is_empty() && inner.missing_crcs.binary_search(&i).is_ok() {
+            return None;
+        }
+        let (map, at) = inner.crcs.as_ref()?;
+        crc_at(&map[*at..], i)
+    }
+
+    /// Record `i` (zero copy when uncompressed).
+    pub fn get(&self, i: u64) -> Result<Record> {
+        self.check_index(i)?;
+        self.read_one(i, false)
+    }
+
+    /// Record `i`, checked against its stored CRC32C.
+    pub fn get_checked(&self, i: u64) -> Result<Record> {
+        self.check_index(i)?;
+        self.read_one(i, true)
+    }
+
+    fn crc_error(&self, i: u64, expected: u32, actual: u32) -> Error {
+        Error::CrcMismatch {
+            member: format!("{}: record {i}", self.name().display()),
+            expected,
+            actual,
+        }
+    }
+
+    fn read_one(&self, i: u64, check: bool) -> Result<Record> {
+        let e = self.entry_unchecked(i);
+        if e.length == 0 {
+            // The CRC32C of no bytes is 0: anything else is a damaged crc file.
+            match self.crc_unchecked(i) {
+                Some(want) if check && want != 0 => return Err(self.crc_error(i, want, 0)),
+                _ => {}
+            }
+            return Ok(Record {
+                backing: Backing::Empty,
+                start: 0,
+                len: 0,
+            });
+        }
+        let (map, start, len) = self.inner.chunks.slice(&e)?;
+        let stored = &map[start..start + len];
+        if check {
+            if let Some(want) = self.crc_unchecked(i) {
+                let got = crc::crc32c(stored);
+                if got != want {
+                    return Err(self.crc_error(i, want, got));
+                }
+            }
+        }
+        if self.inner.compress == Compress::None {
+            return Ok(Record {
+                backing: Backing::Map(map),
+                start,
+                len,
+            });
+        }
+        let mut out = AlignedBuf::default();
+        decompress_into(self.inner.compress, stored, &mut out)
+            .map_err(|d| self.decompress_error(i, &e, d))?;
+        let len = out.len;
+        Ok(Record {
+            backing: Backing::Owned(Arc::new(out)),
+            start: 0,
+            len,
+        })
+    }
+
+    fn decompress_error(&self, i: u64, e: &Entry, detail: String) -> Error {
+        Error::CorruptRecords {
+            path: self.inner.chunks.names().path(e.chunk),
+            detail: format!(
+                "record {i} (offset {}, {} bytes) does not decompress: {detail}",
+                e.offset, e.length
+            ),
+        }
+    }
+
+    /// The records at `indices`, in request order (duplicates allowed).
+    pub fn gather(&self, indices: &[u64]) -> Result<Batch> {
+        self.gather_with(indices, &GatherOptions::default())
+    }
+
+    pub fn gather_with(&self, indices: &[u64], opts: &GatherOptions) -> Result<Batch> {
+        for &i in indices {
+            self.check_index(i)?;
+        }
+        let entries: Vec<Entry> = indices.iter().map(|&i| self.entry_unchecked(i)).collect();
+        // Positions in address order: maps are taken and bytes read chunk by chunk,
+        // front to back.
+        let mut order: Vec<u32> = (0..indices.len() as u32).collect();
+        order.sort_unstable_by_key(|&k| {
+            let e = &entries[k as usize];
+            (e.chunk, e.offset)
+        });
+        let mut maps: Vec<Arc<Mmap>> = Vec::new();
+        let mut map_of: HashMap<u32, u32> = HashMap::new();
+        let mut slots = vec![Slot::default(); indices.len()];
+        for &k in &order {
+            let e = entries[k as usize];
+            if e.length == 0 {
+                continue;
+            }
+            let (map, start, len) = self.inner.chunks.slice(&e)?;
+            let m = match map_of.get(&e.chunk) {
+                Some(&m) if maps[m as usize].len() >= start + len => m,
+                _ => {
+                    maps.push(map);
+                    let m = (maps.len() - 1) as u32;
+                    map_of.insert(e.chunk, m);
+                    m
+                }
+            };
+            slots[k as usize] = Slot { src: m, start, len };
+        }
+        let run = |f: &mut (dyn FnMut() -> Result<()> + Send)| -> Result<()> {
+            if indices.len() >= POOL_MIN && opts.threads != 1 {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(opts.threads)
+                    .build()
+                    .map_err(|e| Error::InvalidOperation(format!("reader pool: {e}")))?;
+                pool.install(f)
+            } else {
+                f()
+            }
+        };
+        let stored = |k: usize| -> &[u8] {
+            let s = &slots[k];
+            if s.len == 0 {
+                &[]
+            } else {
+                &maps[s.src as usize][s.start..s.start + s.len]
+            }
+        };
+        if opts.prefetch {
+            // Runs of nearby requested bytes, in address order, each made resident
+            // with one madvise(MADV_POPULATE_READ) on the reader pool: each chunk is
+            // read front to back, many reads in flight at once.
+            let mut runs: Vec<(u32, usize, usize)> = Vec::new();
+            for &k in &order {
+                let s = slots[k as usize];
+                if s.len == 0 {
+                    continue;
+                }
+                match runs.last_mut() {
+                    Some((src, _, end)) if *src == s.src && s.start <= *end + RUN_GAP => {
+                        *end = (*end).max(s.start + s.len);
+                    }
+                    _ => runs.push((s.src, s.start, s.start + s.len)),
+                }
+            }
+            // Only dense requests are worth it: for records scattered far apart (a
+            // few random ones per 64 KiB) page faults on touch cost less than one
+            // system call per record.
+            let dense = runs.len() * PREFETCH_DENSITY <= indices.len();
+            run(&mut || {
+                if !dense {
+                    return Ok(());
+                }
+                runs.par_iter().for_each(|&(src, start, end)| {
+                    let m = &maps[src as usize];
+                    if m.advise_range(memmap2::Advice::PopulateRead, start, end - start)
+                        .is_err()
+                    {
+                        // Kernels before 5.14: touch one byte per page.
+                        let mut sink = 0u8;
+                        for b in m[start..end].iter().step_by(4096) {
+                            sink ^= *b;
+                        }
+                        std::hint::black_box(sink);
+                    }
+                });
+                Ok(())
+            })?;
+        }
+        if opts.verify_crc {
+            run(&mut || {
+                order.par_chunks(256).try_for_each(|ks| {
+                    for &k in ks {
+                        let k = k as usize;
+                        if let Some(want) = self.crc_unchecked(indices[k]) {
+                            let got = crc::crc32c(stored(k));
+                            if got != want {
+                                return Err(self.crc_error(indices[k], want, got));
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+            })?;
+        }
+        if self.inner.compress == Compress::None {
+            return Ok(Batch {
+                maps,
+                owned: Vec::new(),
+                slots,
+            });
+        }
+        // Decompress in address order on the pool, then lay the results out in one
+        // buffer per worker share.
+        let compress = self.inner.compress;
+        let mut parts: Vec<Result<Vec<(u32, AlignedBuf)>>> = Vec::new();
+        run(&mut || {
+            parts = order
+                .par_chunks(256)
+                .map(|ks| {
+                    ks.iter()
+                        .map(|&k| {
+                            let mut b = AlignedBuf::default();
+                            let e = &entries[k as usize];
+                            if e.length == 0 {
+                                return Ok((k, b));
+                            }
+                            decompress_into(compress, stored(k as usize), &mut b)
+                                .map_err(|d| self.decompress_error(indices[k as usize], e, d))?;
+                            Ok((k, b))
+                        })
+                        .collect::<Result<Vec<_>>>()
+                })
+                .collect();
+            Ok(())
+        })?;
+        let mut owned: Vec<Arc<AlignedBuf>> = Vec::new();
+        let mut out_slots = vec![Slot::default(); indices.len()];
+        for part in parts {
+            for (k, b) in part? {
+                let len = b.len;
+                owned.push(Arc::new(b));
+                out_slots[k as usize] = Slot {
+                    src: OWNED | (owned.len() - 1) as u32,
+                    start: 0,
+                    len,
+                };
+            }
+        }
+        Ok(Batch {
+            maps: Vec::new(),
+            owned,
+            slots: out_slots,
+        })
+    }
+}
+
+/// Marks a slot whose bytes are in `Batch::owned`.
+const OWNED: u32 = 1 << 31;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    src: u32,
+    start: usize,
+    len: usize,
+}
+
+/// The records of one gather, in request order. Owns what its slices point into.
+pub struct Batch {
+    maps: Vec<Arc<Mmap>>,
+    owned: Vec<Arc<AlignedBuf>>,
+    slots: Vec<Slot>,
+}
+
+impl std::fmt::Debug for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("len", &self.slots.len())
+            .finish()
+    }
+}
+
+impl Batch {
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The bytes of the `k`-th requested record. Panics when `k >= len()`, like
+    /// slice indexing.
+    pub fn get(&self, k: usize) -> &[u8] {
+        let s = &self.slots[k];
+        if s.len == 0 {
+            return &[];
+        }
+        if s.src & OWNED != 0 {
+            self.owned[(s.src & !OWNED) as usize].as_bytes()
+        } else {
+            &self.maps[s.src as usize][s.start..s.start + s.len]
+        }
+    }
+
+    /// True when the `k`-th record is a slice of a mapped chunk (not a copy).
+    pub fn is_zero_copy(&self, k: usize) -> bool {
+        let s = &self.slots[k];
+        s.len > 0 && s.src & OWNED == 0
+    }
+
+    /// The `k`-th record as a slice of numbers.
+    pub fn typed<T: Element>(&self, k: usize) -> Result<&[T]> {
+        typed(self.get(k))
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(move |k| self.get(k))
+    }
+
+    /// Take the `k`-th record out as a [`Record`] that keeps its own backing alive.
+    pub fn record(&self, k: usize) -> Record {
+        let s = self.slots[k];
+        if s.len == 0 {
+            return Record {
+                backing: Backing::Empty,
+                start: 0,
+                len: 0,
+            };
+        }
+        if s.src & OWNED != 0 {
+            Record {
+                backing: Backing::Owned(self.owned[(s.src & !OWNED) as usize].clone()),
+                start: 0,
+                len: s.len,
+            }
+        } else {
+            Record {
+                backing: Backing::Map(self.maps[s.src as usize].clone()),
+                start: s.start,
+                len: s.len,
+            }
+        }
+    }
+}
+
+/// Memory with 8-byte alignment, for decompressed records (so typed slices of
+/// every numeric dtype work).
+#[derive(Default)]
+pub struct AlignedBuf {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedBuf {
+    fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `words` holds at least `len` initialised bytes; u8 has no alignment
+        // requirement and every bit pattern is valid.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
+    }
+
+    fn set_from(&mut self, data: &[u8]) {
+        self.words = vec![0u64; data.len().div_ceil(8)];
+        // SAFETY: the vector has room for data.len() bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                self.words.as_mut_ptr().cast::<u8>(),
+                data.len(),
+            )
+        };
+        self.len = data.len();
+    }
+}
+
+/// Decompress one stored record.
+fn decompress_into(c: Compress, stored: &[u8], out: &mut AlignedBuf) -> Result<(), String> {
+    let mut v: Vec<u8> = Vec::new();
+    match c {
+        Compress::None => v.extend_from_slice(stored),
+        Compress::Zstd => {
+            let size = zstd::zstd_safe::get_frame_content_size(stored)
+                .map_err(|e| format!("{e:?}"))?
+                .ok_or("the zstd frame does not state its size")?;
+            if size > crate::records::format::MAX_RECORD * 64 {
+                return Err(format!("claims {size} bytes"));
+            }
+            v = zstd::bulk::decompress(stored, size as usize).map_err(|e| e.to_string())?;
+            if v.len() as u64 != size {
+                return Err("shorter than its frame says".into());
+            }
+        }
+        Compress::Flate => {
+            use std::io::Read;
+            flate2::read::DeflateDecoder::new(stored)
+                .take(crate::records::format::MAX_RECORD * 64)
+                .read_to_end(&mut v)
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    out.set_from(&v);
+    Ok(())
+}
+
+#[derive(Clone)]
+enum Backing {
+    Empty,
+    Map(Arc<Mmap>),
+    Owned(Arc<AlignedBuf>),
+}
+
+/// One record's bytes, keeping their backing (a chunk map or a decompressed buffer)
+/// alive. Dereferences to `[u8]`.
+#[derive(Clone)]
+pub struct Record {
+    backing: Backing,
+    start: usize,
+    len: usize,
+}
+
+impl Record {
+    /// True when the bytes are a slice of a mapped chunk.
+    pub fn is_zero_copy(&self) -> bool {
+        matches!(self.backing, Backing::Map(_))
+    }
+
+    pub fn typed<T: Element>(&self) -> Result<&[T]> {
+        typed(self)
+    }
+}
+
+impl std::ops::Deref for Record {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.backing {
+            Backing::Empty => &[],
+            Backing::Map(m) => &m[self.start..self.start + self.len],
+            Backing::Owned(b) => b.as_bytes(),
+        }
+    }
+}
+
+impl AsRef<[u8]> for Record {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl std::fmt::Debug for Record {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Record({} bytes)", self.len)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A fixed-size number that records can be viewed as (little-endian storage).
+pub trait Element: sealed::Sealed + Copy + 'static {
+    const DTYPE: Dtype;
+}
+
+macro_rules! element {
+    ($($t:ty => $d:expr),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t { const DTYPE: Dtype = $d; }
+    )*};
+}
+element!(u8 => Dtype::U8, i8 => Dtype::I8, u16 => Dtype::U16, i16 => Dtype::I16,
+         u32 => Dtype::U32, i32 => Dtype::I32, u64 => Dtype::U64, i64 => Dtype::I64,
+         f32 => Dtype::F32, f64 => Dtype::F64);
+
+/// View `bytes` as a slice of `T`: the length must be a multiple of the element
+/// size and the bytes aligned (the writer aligns records of numeric dtypes).
+pub fn typed<T: Element>(bytes: &[u8]) -> Result<&[T]> {
+    let size = std::mem::size_of::<T>();
+    if cfg!(target_endian = "big") && size > 1 {
+        return Err(Error::InvalidOperation(
+            "typed views need a little-endian machine".into(),
+        ));
+    }
+    if !bytes.len().is_multiple_of(size) {
+        return Err(Error::InvalidOperation(format!(
+            "a record of {} bytes is not a whole number of {} elements",
+            bytes.len(),
+            T::DTYPE.name()
+        )));
+    }
+    if bytes.is_empty() {
+        return Ok(&[]);
+    }
+    if !(bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()) {
+        return Err(Error::InvalidOperation(format!(
+            "the record is not aligned for {} elements",
+            T::DTYPE.name()
+        )));
+    }
+    // SAFETY: length and alignment checked above; T is a primitive number type for
+    // which every bit pattern is valid; the lifetime is that of `bytes`.
+    Ok(unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size) })
+}
+
+/// Open a dataset directory.
+fn open_dataset(dir: &Path) -> Result<Records> {
+    let paths = DatasetPaths::new(dir);
+    let meta_path = paths.meta();
+    let text = match std::fs::read(&meta_path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::CorruptRecords {
+                path: dir.to_path_buf(),
+                detail: "not a record dataset (no meta.json)".into(),
+            })
+        }
+        Err(e) => return Err(Error::io(&meta_path, e)),
+    };
+    let meta = Meta::parse(&text, &meta_path)?;
+    let n = meta.length;
+    let missing = |p: PathBuf| {
+        move || Error::CorruptRecords {
+            path: p,
+            detail: "missing (every dataset has one)".into(),
+        }
+    };
+    let table_file = open_for_map(&paths.offset(), missing(paths.offset()))?;
+    let crc_file = open_for_map(&paths.crc(), missing(paths.crc()))?;
+    let table = map_file(&table_file, &paths.offset())?;
+    let crcs = map_file(&crc_file, &paths.crc())?;
+    let short = |p: PathBuf, have: usize, per: usize| Error::CorruptRecords {
+        path: p,
+        detail: format!(
+            "too short for the {n} records of meta.json ({have} bytes, {} needed)",
+            n.saturating_mul(per as u64)
+        ),
+    };
+    if (table.len() as u64) < n.saturating_mul(ENTRY_SIZE as u64) {
+        return Err(short(paths.offset(), table.len(), ENTRY_SIZE));
+    }
+    if (crcs.len() as u64) < n.saturating_mul(CRC_SIZE as u64) {
+        return Err(short(paths.crc(), crcs.len(), CRC_SIZE));
+    }
+    let overrides = meta.redo.iter().map(|r| (r.0, (r.entry(), r.4))).collect();
+    Ok(Records::from_inner(Inner {
+        source: Source::Dataset {
+            dir: dir.to_path_buf(),
+        },
+        table_path: paths.offset(),
+        len: n,
+        dtype: meta.dtype,
+        compress: meta.compress,
+        table,
+        entries_at: 0,
+        crcs: Some((crcs, 0)),
+        missing_crcs: Vec::new(),
+        overrides,
+        chunks: MapCache::new(ChunkNames::Dataset(paths)),
+        meta: Some(meta),
+        warnings: Vec::new(),
+        _table_file: table_file,
+        _crc_file: Some(crc_file),
+    }))
+}
+
+/// Build an `Inner` for an archive table (used by [`crate::records::table`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn archive_inner(
+    archive: &Path,
+    layout: crate::Layout,
+    header: &TableHeader,
+    file: File,
+    map: Mmap,
+    missing_crcs: Vec<u64>,
+    warnings: Vec<String>,
+) -> Inner {
+    let crcs_at = header.crcs_offset() as usize;
+    // The CRC array lives in the same map as the entries.
+    // SAFETY: same file, read-only map; see `map_file`.
+    let crc_map = unsafe { Mmap::map(&file) }.ok();
+    Inner {
+        source: Source::Archive {
+            archive: archive.to_path_buf(),
+            table: table_path(layout.base()),
+            order: header.order,
+        },
+        table_path: table_path(layout.base()),
+        len: header.length,
+        dtype: Dtype::Bytes,
+        compress: Compress::None,
+        table: map,
+        entries_at: header.entries_offset() as usize,
+        crcs: crc_map.map(|m| (m, crcs_at)),
+        missing_crcs,
+        overrides: HashMap::new(),
+        chunks: MapCache::new(ChunkNames::Archive(layout)),
+        meta: None,
+        warnings,
+        _table_file: file,
+        _crc_file: None,
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<Records>();
+    is::<Batch>();
+    is::<Record>();
+}
+
+impl Records {
+    /// Unmap the chunks (see [`MapCache::release`]); batches keep what they hold.
+    pub fn release_maps(&self) {
+        self.inner.chunks.release();
+    }
+
+    /// The path of the table file named in errors.
+    pub fn table_path(&self) -> &Path {
+        &self.inner.table_path
+    }
+}
