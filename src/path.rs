@@ -281,7 +281,10 @@ mod tests {
     #[test]
     fn printable_names_escape_what_is_not_printable_utf8() {
         assert!(matches!(printable("a/b ü.txt"), Cow::Borrowed("a/b ü.txt")));
-        assert_eq!(printable(b"umlauts-\xc4\xd6\xdc"), "umlauts-\\xc4\\xd6\\xdc");
+        assert_eq!(
+            printable(b"umlauts-\xc4\xd6\xdc"),
+            "umlauts-\\xc4\\xd6\\xdc"
+        );
         assert_eq!(printable("a\nb\tc\r\0d"), "a\\nb\\tc\\r\\x00d");
         assert_eq!(printable("d\\e\\"), "d\\\\e\\\\");
         // C1 control characters are escaped byte by byte.

@@ -10,7 +10,7 @@
 mod common;
 mod reliability;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -248,6 +248,182 @@ fn from_tar_killed_at_random_instants_is_finished_by_resume() {
 fn from_tar_stdin_killed_at_random_instants_is_finished_by_resume() {
     need!("barecat");
     from_tar(true);
+}
+
+/// from-tar of a tar that holds names twice (appended with `tar -r`), with
+/// `--duplicates last`: each later copy replaces the earlier one's row inside the
+/// writer's open batch. After every kill each file holds one of the copies of its
+/// name; rerunning with `-f` gives exactly an uninterrupted run.
+struct TarDuplicates {
+    dir: PathBuf,
+    tar: PathBuf,
+    /// Every copy of each name, in tar order.
+    copies: BTreeMap<String, Vec<Vec<u8>>>,
+    out: PathBuf,
+    reference: Option<(Snapshot, Vec<Vec<u8>>)>,
+}
+
+impl TarDuplicates {
+    fn argv(&self, out: &Path, force: bool) -> Vec<OsString> {
+        let mut a = args![
+            "-q",
+            "-s",
+            LIMIT,
+            "--buffer-size",
+            BUFFER,
+            "--commit-interval-ms",
+            "5",
+            "--duplicates",
+            "last",
+            &self.tar,
+            out
+        ];
+        if force {
+            a.insert(0, "-f".into());
+        }
+        a
+    }
+
+    fn last(&self) -> Files {
+        self.copies
+            .iter()
+            .map(|(k, v)| (k.clone(), v.last().unwrap().clone()))
+            .collect()
+    }
+
+    fn reference(&mut self) -> (Snapshot, Vec<Vec<u8>>) {
+        if self.reference.is_none() {
+            let r = self.dir.join("reference.barecat");
+            Layout::remove(&r).unwrap();
+            let e = run_to_end(cmd("barecat-from-tar", self.argv(&r, false)), &Stdin::Null);
+            assert!(e.status.success(), "{}", e.stderr);
+            let snap = read_all(&r, &self.last()).unwrap();
+            self.reference = Some((snap, Ingest::shards(&r)));
+        }
+        self.reference.clone().unwrap()
+    }
+}
+
+impl Scenario for TarDuplicates {
+    fn name(&self) -> String {
+        "barecat-from-tar --duplicates last".into()
+    }
+
+    fn prepare(&mut self, _k: usize) {
+        self.reference();
+        Layout::remove(&self.out).unwrap();
+    }
+
+    fn command(&self, _k: usize) -> (Command, Stdin) {
+        (
+            cmd("barecat-from-tar", self.argv(&self.out, false)),
+            Stdin::Null,
+        )
+    }
+
+    fn after_kill(
+        &mut self,
+        _k: usize,
+        ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
+        match state(&self.out) {
+            State::NoArchive => {
+                ensure!(!ended.finished, "finished without an archive");
+                return Ok("before the index existed".into());
+            }
+            State::NoSchema => return Ok("while the index was created".into()),
+            State::Archive => {}
+        }
+        let a = Archive::open(&self.out).map_err(|e| format!("does not open: {e}"))?;
+        let mut replaced_seen = 0;
+        for fi in a.files(Order::Address, "") {
+            let fi = fi.map_err(|e| e.to_string())?;
+            let data = a
+                .read_file(&fi)
+                .map_err(|e| format!("{}: cannot be read back: {e}", fi.path))?;
+            let copies = self
+                .copies
+                .get(&fi.path)
+                .ok_or_else(|| format!("{}: not in the tar", fi.path))?;
+            let at = copies
+                .iter()
+                .position(|c| *c == data)
+                .ok_or_else(|| format!("{}: holds none of its copies", fi.path))?;
+            if at > 0 {
+                replaced_seen += 1;
+            }
+        }
+        drop(a);
+        verify_clean(&self.out, &["extra_shard", "no_shard"])?;
+        if Layout::current(&self.out).shard_path(0).exists() {
+            py.verify(&self.out)?;
+        }
+        Ok(if replaced_seen > 0 {
+            "replacing the first copies".into()
+        } else {
+            "storing the first copies".into()
+        })
+    }
+
+    fn fix_and_compare(&mut self, _k: usize, py: &mut PyVerifier) -> Check {
+        let e = run_to_end(
+            cmd("barecat-from-tar", self.argv(&self.out, true)),
+            &Stdin::Null,
+        );
+        ensure!(
+            e.status.success(),
+            "rerun with -f failed: {}",
+            e.stderr.trim()
+        );
+        let snap = read_all(&self.out, &self.last())?;
+        let (want, want_shards) = self.reference();
+        if let Some(d) = snap.diff(&want) {
+            return Err(format!("differs from an uninterrupted run: {d}"));
+        }
+        ensure!(
+            Ingest::shards(&self.out) == want_shards,
+            "the shards are not byte-identical to those of an uninterrupted run"
+        );
+        verify_clean(&self.out, &[])?;
+        py.verify(&self.out)?;
+        Ok(())
+    }
+}
+
+#[test]
+fn from_tar_replacing_duplicates_killed_at_random_instants_reads_back() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let files = ingest_tree(&d);
+    // Every third file again, with other content: a tar appended to.
+    let again: Files = files
+        .iter()
+        .step_by(3)
+        .map(|(k, v)| {
+            let mut v = v.clone();
+            v.extend_from_slice(b" (updated)");
+            (k.clone(), v)
+        })
+        .collect();
+    let mut tar = make_tar(&files);
+    tar.truncate(tar.len() - 1024);
+    tar.extend(make_tar(&again));
+    let tar_path = d.join("dup.tar");
+    fs::write(&tar_path, &tar).unwrap();
+    let mut copies: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
+    for (k, v) in files.iter().chain(again.iter()) {
+        copies.entry(k.clone()).or_default().push(v.clone());
+    }
+    let mut sc = TarDuplicates {
+        dir: d.clone(),
+        tar: tar_path,
+        copies,
+        out: d.join("out.barecat"),
+        reference: None,
+    };
+    kill_trials(&mut sc, config());
 }
 
 // ---------------------------------------------------------------------- merge

@@ -262,7 +262,11 @@ pub fn summary_line(s: &Summary, shards: u64) -> String {
             "; {} replaced by a later member of the same name ({}{} left as holes, \
              barecat-defrag reclaims them)",
             plural(s.replaced, "file", "files"),
-            if s.replaced_reported > 0 { "see above; " } else { "" },
+            if s.replaced_reported > 0 {
+                "see above; "
+            } else {
+                ""
+            },
             human(s.replaced_bytes)
         );
     }

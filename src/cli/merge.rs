@@ -97,7 +97,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     if args.symlink {
         if duplicates == Duplicates::Last {
-            crate::usage!("--symlink keeps the first of several files with the same path, not the last");
+            crate::usage!(
+                "--symlink keeps the first of several files with the same path, not the last"
+            );
         }
         return super::merge_symlink::run(super::merge_symlink::Args {
             inputs: args.inputs,

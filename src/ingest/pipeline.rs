@@ -508,7 +508,12 @@ impl Apply<'_> {
     }
 
     /// Report the files a later entry of their path replaced.
-    fn replaced(&mut self, w: &mut ArchiveWriter, shown: &str, sink: &mut dyn FnMut(Event)) -> Result<()> {
+    fn replaced(
+        &mut self,
+        w: &mut ArchiveWriter,
+        shown: &str,
+        sink: &mut dyn FnMut(Event),
+    ) -> Result<()> {
         for old in w.take_replaced() {
             self.summary.replaced += 1;
             self.summary.replaced_bytes += old.size;

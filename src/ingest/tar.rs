@@ -235,6 +235,11 @@ impl Parser<'_, '_> {
                 return false;
             }
         }
+        for d in &m.disputed {
+            if !self.problem(raw, d.as_str()) {
+                return false;
+            }
+        }
         if let Some(p) = &m.problem {
             return self.problem(raw, format!("{p}; skipped"));
         }
@@ -334,10 +339,8 @@ impl Parser<'_, '_> {
                     );
                 };
                 if path.is_empty() {
-                    return self.problem(
-                        raw,
-                        "a file cannot be stored at the archive root; skipped",
-                    );
+                    return self
+                        .problem(raw, "a file cannot be stored at the archive root; skipped");
                 }
                 if self.exists(&path, false) {
                     return self.send(Item::Skipped(Skip::Existing));
@@ -355,10 +358,8 @@ impl Parser<'_, '_> {
                     ..meta
                 };
                 if path.is_empty() {
-                    return self.problem(
-                        raw,
-                        "a file cannot be stored at the archive root; skipped",
-                    );
+                    return self
+                        .problem(raw, "a file cannot be stored at the archive root; skipped");
                 }
                 if self.exists(&path, false) {
                     return self.send(Item::Skipped(Skip::Existing));

@@ -23,16 +23,22 @@
 //!   label `V`, and a regular-file type whose name ends in `/`). The readers differ:
 //!   all three ignore the size of a directory; GNU tar and `tarfile` ignore it for a
 //!   hard link, but bsdtar reads that many data bytes in a PAX archive; GNU tar
-//!   honours the size of symbolic links, devices, FIFOs and labels (skipping that
-//!   many bytes), bsdtar and `tarfile` do not; for `0` with a trailing slash GNU tar
-//!   and `tarfile` skip the data and bsdtar does not, and for NUL-type with a
-//!   trailing slash `tarfile` and bsdtar do not skip it and GNU tar does. Whatever
-//!   a reader decides wrongly costs the members after it. So this reader looks at
+//!   honours the size of symbolic links, devices and FIFOs (skipping that many
+//!   bytes), bsdtar and `tarfile` do not; GNU tar and `tarfile` honour it for a
+//!   volume label, bsdtar does not; for `0` with a trailing slash GNU tar and
+//!   `tarfile` skip the data and bsdtar does not, and for NUL-type with a trailing
+//!   slash GNU tar skips it and the other two do not. When there is data, the
+//!   readers that ignore the size stumble on it instead (bsdtar and GNU tar skip
+//!   ahead to the next header with an error, `tarfile` stops reading there).
+//!   Whatever a reader decides wrongly costs the members after it. So this reader looks at
 //!   the block after such a header: when it is a valid header, zeros (the end of
 //!   the archive) or the end of the input, the member has no data (every member
 //!   after it is read, as bsdtar and `tarfile` read them); otherwise data blocks
-//!   follow and are skipped (as GNU tar does), with a note. A hard link followed by
-//!   data becomes a file holding that data (as bsdtar extracts it), with a note.
+//!   follow and are skipped (as GNU tar does), with a note; where one reference
+//!   reader would take those bytes for a file's content (bsdtar for a hard link in
+//!   a PAX archive, `tarfile` for a regular-file type named like a directory) the
+//!   member is read as the other two read it and the bytes are reported
+//!   ([`Member::disputed`]).
 //! * **Header checksums**: the unsigned sum of the header bytes, or the signed sum
 //!   that old HP-UX and V7 tars wrote; both are accepted, as GNU tar, bsdtar and
 //!   `tarfile` accept them.
@@ -147,6 +153,10 @@ pub struct Member {
     /// Things worth telling about this member that change nothing stored (data
     /// blocks skipped after a directory header, …).
     pub notes: Vec<String>,
+    /// Bytes of this member that a reference reader takes for a file's content and
+    /// this reader does not (data after a hard link header, …): the member is read
+    /// as the other readers read it, and each of these is worth an error.
+    pub disputed: Vec<String>,
     /// Why the member's content cannot be read (an unusable sparse map, a malformed
     /// extended header), when it cannot; its data is still skipped correctly.
     pub problem: Option<String>,
@@ -466,7 +476,10 @@ impl<R: Read> TarReader<R> {
         let get = |key: &str| pax_get(&pax, key);
         let global = |key: &str| pax_get(&self.global, key);
         let mut notes = Vec::new();
-        let mut problem = ext.bad_pax.map(|e| format!("malformed PAX extended header ({e})"));
+        let mut disputed = Vec::new();
+        let mut problem = ext
+            .bad_pax
+            .map(|e| format!("malformed PAX extended header ({e})"));
         let name = get("GNU.sparse.name")
             .or_else(|| get("path"))
             .map(|v| v.to_vec())
@@ -499,8 +512,7 @@ impl<R: Read> TarReader<R> {
             .and_then(|v| std::str::from_utf8(v).ok())
             .and_then(parse_decimal_ns)
             .or_else(|| parse_num(&block[136..148]).map(|s| s.saturating_mul(1_000_000_000)));
-        let mode = parse_num(&block[100..108])
-            .and_then(|m| u32::try_from(m & 0o7777).ok());
+        let mode = parse_num(&block[100..108]).and_then(|m| u32::try_from(m & 0o7777).ok());
         let mut kind = Kind::of(typeflag);
         if kind == Kind::File && typeflag != b'S' && name.ends_with(b"/") {
             kind = Kind::Dir;
@@ -532,7 +544,8 @@ impl<R: Read> TarReader<R> {
         if no_data_type && stored > 0 {
             if self.data_follows()? {
                 let what = match kind {
-                    Kind::Dir => "directory",
+                    Kind::Dir if typeflag == b'5' => "directory",
+                    Kind::Dir => "regular-file header with a name ending in '/' (a directory)",
                     Kind::HardLink => "hard link",
                     Kind::Symlink => "symbolic link",
                     Kind::CharDevice => "character device",
@@ -540,18 +553,18 @@ impl<R: Read> TarReader<R> {
                     Kind::Fifo => "FIFO",
                     _ => "volume label",
                 };
-                if kind == Kind::HardLink {
-                    kind = Kind::File;
-                    size = stored;
-                    notes.push(format!(
-                        "hard link to {} carries {stored} bytes of data: stored as a file \
-                         with that data, as bsdtar extracts it",
-                        crate::path::printable(link.as_deref().unwrap_or_default())
-                    ));
-                } else {
-                    notes.push(format!(
-                        "{what} header followed by {stored} bytes of data: the data is skipped"
-                    ));
+                let note = format!("{what} header followed by {stored} bytes of data, not stored");
+                match kind {
+                    // Some reference reader takes these bytes for a file's content.
+                    Kind::HardLink => disputed.push(format!(
+                        "{note} (the link is, as GNU tar and Python's tarfile read it; \
+                         bsdtar reads the bytes as the file's content in a PAX archive)"
+                    )),
+                    Kind::Dir if matches!(typeflag, b'0' | b'7') => disputed.push(format!(
+                        "{note} (the directory is, as GNU tar and bsdtar read it; Python's \
+                         tarfile reads a file of that name holding the bytes)"
+                    )),
+                    _ => notes.push(note),
                 }
             } else {
                 stored = 0;
@@ -623,6 +636,7 @@ impl<R: Read> TarReader<R> {
             sparse,
             pax,
             notes,
+            disputed,
             problem,
         })
     }
@@ -741,10 +755,7 @@ impl<R: Read> TarReader<R> {
             if blocks * BLOCK > MAX_METADATA {
                 return Err(TarError::Corrupt {
                     at: self.position(),
-                    detail: format!(
-                        "an old GNU sparse map exceeds {} MiB",
-                        MAX_METADATA >> 20
-                    ),
+                    detail: format!("an old GNU sparse map exceeds {} MiB", MAX_METADATA >> 20),
                 });
             }
             let Some(ext) = self.read_block("a sparse header")? else {
@@ -1208,7 +1219,10 @@ mod tests {
             parse_num(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe]),
             Some(-2)
         );
-        assert_eq!(parse_num(&[0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), None);
+        assert_eq!(
+            parse_num(&[0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+            None
+        );
     }
 
     #[test]

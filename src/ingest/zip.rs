@@ -446,9 +446,7 @@ fn repeated_names(reader: PRead, start: u64) -> Vec<(Vec<u8>, usize)> {
         let le = |at: usize| u16::from_le_bytes([fixed[at], fixed[at + 1]]) as usize;
         let (n, extra, comment) = (le(28), le(30), le(32));
         let mut name = vec![0u8; n];
-        if r.read_exact(&mut name).is_err()
-            || r.seek_relative((extra + comment) as i64).is_err()
-        {
+        if r.read_exact(&mut name).is_err() || r.seek_relative((extra + comment) as i64).is_err() {
             break;
         }
         let c = counts.entry(name.clone()).or_insert(0);

@@ -26,13 +26,13 @@ use crate::crc;
 use crate::entry::{FileInfo, Order};
 use crate::error::{Error, Result};
 use crate::ingest::{self, Duplicates, Event, IngestOptions};
-use crate::path::printable;
 use crate::layout::Layout;
 use crate::maint::inputs::{
     check_not_output, classify, install, open_barecat, plan_duplicates, remove_stale_temps,
     temp_name, InputKind,
 };
 use crate::maint::span::{Span, SpanLimits};
+use crate::path::printable;
 use crate::progress::Progress;
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
