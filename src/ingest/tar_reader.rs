@@ -30,22 +30,22 @@
 //!   slash GNU tar skips it and the other two do not. When there is data, the
 //!   readers that ignore the size stumble on it instead (bsdtar and GNU tar skip
 //!   ahead to the next header with an error, `tarfile` stops reading there).
-//!   Whatever a reader decides wrongly costs the members after it. So this reader looks at
-//!   the block after such a header: when it is a valid header, zeros (the end of
-//!   the archive) or the end of the input, the member has no data (every member
-//!   after it is read, as bsdtar and `tarfile` read them); otherwise data blocks
-//!   follow and are skipped (as GNU tar does), with a note; where one reference
-//!   reader would take those bytes for a file's content (bsdtar for a hard link in
-//!   a PAX archive, `tarfile` for a regular-file type named like a directory) the
-//!   member is read as the other two read it and the bytes are reported
-//!   ([`Member::disputed`]).
+//!   Whatever a reader decides wrongly costs the members after it. So this reader
+//!   looks at the block after such a header: when it is a valid header, zeros (the
+//!   end of the archive) or the end of the input, the member has no data (every
+//!   member after it is read, as bsdtar and `tarfile` read them); otherwise data
+//!   blocks follow and are skipped (as GNU tar does), with a note; where one
+//!   reference reader would take those bytes for a file's content (bsdtar for a
+//!   hard link in a PAX archive, `tarfile` for a regular-file type named like a
+//!   directory) the member is read as the other two read it and the bytes are
+//!   reported ([`Member::disputed`]).
 //! * **Header checksums**: the unsigned sum of the header bytes, or the signed sum
 //!   that old HP-UX and V7 tars wrote; both are accepted, as GNU tar, bsdtar and
 //!   `tarfile` accept them.
 //! * **Extended headers**: PAX `x` and Solaris `X` (the same format, as GNU tar and
 //!   `tarfile` treat it) apply to the next member; PAX `g` records apply to every
-//!   later member for the keys `mtime`, `uid` and `gid` (a member's own records
-//!   and header win); GNU `L`/`K` long names and links. PAX `path`, `linkpath`,
+//!   later member for the keys `mtime`, `uid` and `gid` (over the header's fields;
+//!   a member's own records win over them); GNU `L`/`K` long names and links. PAX `path`, `linkpath`,
 //!   `size`, `mtime` (exactly, to the nanosecond), `uid`, `gid` override the header.
 //!   At most [`MAX_METADATA`] bytes of extended headers per member are held.
 //! * **Sparse files**: old GNU (`S`, with extension blocks) and PAX 0.0, 0.1, 1.0;
@@ -61,7 +61,7 @@
 //!   Up to [`TRAILER_SCAN`] bytes after it are read: a lone zero block followed by
 //!   data, or non-zero bytes after the end-of-archive marker (another tar appended,
 //!   which only `tar --ignore-zeros` reads), are noted ([`TarReader::take_notes`]).
-//!   Reading to the end also lets a decompressor check its trailer.
+//!   Reading on also lets a decompressor check its trailer.
 
 use std::io::{self, Read, Seek, SeekFrom};
 
@@ -1227,12 +1227,84 @@ mod tests {
 
     #[test]
     fn pax_records() {
-        let recs = parse_pax(b"16 path=a/b.txt\n20 mtime=1.123456789\n").unwrap();
+        let recs = parse_pax(b"16 path=a/b.txt\n21 mtime=1.123456789\n").unwrap();
         assert_eq!(recs[0], ("path".to_string(), b"a/b.txt".to_vec()));
         assert_eq!(recs[1].0, "mtime");
         assert!(parse_pax(b"99 path=x\n").is_err());
         assert!(parse_pax(b"x path=x\n").is_err());
         assert!(parse_pax(b"9 pathx\n\n").is_err());
+    }
+
+    /// A tar of `d…d/a` (3 bytes, its directory in the ustar prefix) and `b` (600
+    /// bytes) written by the `tar` crate, and the offsets of their data.
+    fn small_tar() -> (Vec<u8>, u64, u64) {
+        let mut b = tar::Builder::new(Vec::new());
+        let long = format!("{}/a", "d".repeat(120));
+        let mut h = tar::Header::new_ustar();
+        h.set_size(3);
+        h.set_mode(0o644);
+        b.append_data(&mut h, &long, &b"abc"[..]).unwrap();
+        let mut h = tar::Header::new_ustar();
+        h.set_size(600);
+        h.set_mode(0o600);
+        b.append_data(&mut h, "b", &[7u8; 600][..]).unwrap();
+        let bytes = b.into_inner().unwrap();
+        let a_data = 512;
+        let b_data = a_data + 512 + 512;
+        (bytes, a_data, b_data)
+    }
+
+    #[test]
+    fn members_keep_the_exact_offsets_of_their_data() {
+        let (bytes, a_data, b_data) = small_tar();
+        for seekable in [false, true] {
+            let mut r = if seekable {
+                TarReader::new_seekable(io::Cursor::new(bytes.clone()))
+            } else {
+                TarReader::with_skip(io::Cursor::new(bytes.clone()), skip_by_reading)
+            };
+            let Some(Record::Member(a)) = r.next().unwrap() else {
+                panic!()
+            };
+            assert_eq!(a.name, format!("{}/a", "d".repeat(120)).into_bytes());
+            assert_eq!((a.header_offset, a.data_offset), (0, a_data));
+            assert_eq!((a.size, a.data_len, a.mode), (3, 3, Some(0o644)));
+            // Not read: skipped (by reading or by seeking) on the next call.
+            let Some(Record::Member(b)) = r.next().unwrap() else {
+                panic!()
+            };
+            assert_eq!((b.data_offset, b.data_len), (b_data, 600));
+            assert_eq!(
+                &bytes[b.data_offset as usize..(b.data_offset + b.data_len) as usize],
+                &[7u8; 600][..]
+            );
+            let mut d = Vec::new();
+            r.data().read_to_end(&mut d).unwrap();
+            assert_eq!(d, [7u8; 600]);
+            assert!(r.next().unwrap().is_none());
+            assert!(r.take_notes().is_empty());
+        }
+    }
+
+    #[test]
+    fn an_input_cut_inside_member_data_is_truncated() {
+        let (bytes, _, b_data) = small_tar();
+        let cut = &bytes[..b_data as usize + 100];
+        let mut r = TarReader::new(cut);
+        r.next().unwrap();
+        r.next().unwrap();
+        let mut d = Vec::new();
+        let e = r.content().read_to_end(&mut d).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(d.len(), 100);
+        let mut r = TarReader::new(cut);
+        r.next().unwrap();
+        r.next().unwrap();
+        assert!(matches!(r.next(), Err(TarError::Truncated { .. })));
+        assert!(matches!(
+            TarReader::new(&[][..]).next(),
+            Err(TarError::Empty)
+        ));
     }
 
     #[test]

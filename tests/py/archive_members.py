@@ -1,6 +1,6 @@
 """What Python's tarfile or zipfile sees in an archive: one JSON document on stdout.
 
-    archive_members.py tar|zip PATH
+    archive_members.py tarfile|zipfile PATH
 
 {"error": null or the message of the exception that stopped reading,
  "members": [{"name": hex of the raw name, "kind": "file" | "link" | "dir" | "other",
@@ -62,4 +62,4 @@ def zip_members(path):
 
 if __name__ == "__main__":
     kind, path = sys.argv[1], sys.argv[2]
-    print(json.dumps(tar_members(path) if kind == "tar" else zip_members(path)))
+    print(json.dumps(tar_members(path) if kind == "tarfile" else zip_members(path)))

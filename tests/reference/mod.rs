@@ -155,18 +155,11 @@ pub fn end() -> Vec<u8> {
 
 // ------------------------------------------------------------------ readers
 
-/// A reference reader.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reader {
-    GnuTar,
-    Bsdtar,
-    Tarfile,
-    Zipfile,
-}
-
 /// What a reference reader sees in an archive.
 #[derive(Debug, Default)]
 pub struct View {
+    /// The reader: `tar` (GNU tar), `bsdtar`, `tarfile` or `zipfile`.
+    pub reader: &'static str,
     /// Every member's name (`tar -t`, or tarfile/zipfile's list), raw.
     pub names: Vec<Vec<u8>>,
     /// Regular files and hard links with their content, raw names (for GNU tar and
@@ -202,76 +195,69 @@ fn files_on_disk(dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
     out
 }
 
-/// Run a reference reader on `archive`. Callers guard with `need!` for the
-/// program (`tar`, `bsdtar`) or the venv (`barecat`) they use.
-pub fn view(reader: Reader, archive: &Path) -> View {
-    match reader {
-        Reader::GnuTar | Reader::Bsdtar => {
-            let prog = if reader == Reader::GnuTar {
-                "tar"
-            } else {
-                "bsdtar"
-            };
-            let list = Command::new(prog).arg("-tf").arg(archive).output().unwrap();
-            let names = list
-                .stdout
-                .split(|&b| b == b'\n')
-                .filter(|l| !l.is_empty())
-                .map(|l| l.to_vec())
-                .collect();
-            let dir = tempfile::tempdir().unwrap();
-            let mut x = Command::new(prog);
-            x.arg("-xf").arg(archive).arg("-C").arg(dir.path());
-            if reader == Reader::GnuTar {
-                x.args(["--no-same-owner", "--no-same-permissions"]);
-            }
-            let out = x.output().unwrap();
-            let error = (!out.status.success())
-                .then(|| String::from_utf8_lossy(&out.stderr).trim().to_string());
-            // Members extracted without read permission are still read as root;
-            // as another user, make them readable first.
-            let _ = Command::new("chmod")
-                .args(["-R", "u+rwX"])
-                .arg(dir.path())
-                .output();
-            View {
-                names,
-                files: files_on_disk(dir.path()),
-                error,
-            }
-        }
-        Reader::Tarfile | Reader::Zipfile => {
-            let kind = if reader == Reader::Tarfile {
-                "tar"
-            } else {
-                "zip"
-            };
-            let out = Command::new(python())
-                .arg(crate::common::py_script("archive_members.py"))
-                .arg(kind)
-                .arg(archive)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "archive_members.py: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            let mut v = View {
-                error: doc["error"].as_str().map(str::to_string),
-                ..View::default()
-            };
-            for m in doc["members"].as_array().unwrap() {
-                let name = hex(m["name"].as_str().unwrap());
-                v.names.push(name.clone());
-                if let Some(d) = m["data"].as_str() {
-                    v.files.push((name, hex(d)));
-                }
-            }
-            v
+/// What `prog` (`"tar"`, GNU tar, or `"bsdtar"`) lists in a tar and leaves on disk
+/// when it extracts it. The caller guards with `need!` for `prog`.
+pub fn tar_view(prog: &'static str, archive: &Path) -> View {
+    let list = Command::new(prog).arg("-tf").arg(archive).output().unwrap();
+    let names = list
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| l.to_vec())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(prog)
+        .arg("-xf")
+        .arg(archive)
+        .arg("-C")
+        .arg(dir.path())
+        .args(["--no-same-owner", "--no-same-permissions"])
+        .output()
+        .unwrap();
+    let error =
+        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).trim().to_string());
+    // Members extracted without read permission are read as root; as another user,
+    // make them readable first.
+    let _ = Command::new("chmod")
+        .args(["-R", "u+rwX"])
+        .arg(dir.path())
+        .output();
+    View {
+        reader: prog,
+        names,
+        files: files_on_disk(dir.path()),
+        error,
+    }
+}
+
+/// What Python's `module` (`"tarfile"` or `"zipfile"`, in the test venv) sees in an
+/// archive. The caller guards with `need!("barecat")` (the venv).
+pub fn py_view(module: &'static str, archive: &Path) -> View {
+    let out = Command::new(python())
+        .arg(crate::common::py_script("archive_members.py"))
+        .arg(module)
+        .arg(archive)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "archive_members.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut v = View {
+        reader: module,
+        error: doc["error"].as_str().map(str::to_string),
+        ..View::default()
+    };
+    for m in doc["members"].as_array().unwrap() {
+        let name = hex(m["name"].as_str().unwrap());
+        v.names.push(name.clone());
+        if let Some(d) = m["data"].as_str() {
+            v.files.push((name, hex(d)));
         }
     }
+    v
 }
 
 // ------------------------------------------------------------------ imports
@@ -336,7 +322,6 @@ pub fn line_naming<'s>(stderr: &'s str, name: &[u8]) -> Option<&'s str> {
 /// ones out (`--duplicates`), so exit status 0 is right. The members not stored
 /// under their own name are added to `reported`, with the line that names them.
 pub fn violations(
-    reader: Reader,
     view: &View,
     imp: &Import,
     instead: &[(&[u8], Instead)],
@@ -355,7 +340,8 @@ pub fn violations(
             };
             if !ok || line.is_none() {
                 bad.push(format!(
-                    "{reader:?}: {shown}: expected stored as {to:?} and named on a line"
+                    "{}: {shown}: expected stored as {to:?} and named on a line",
+                    view.reader
                 ));
             }
             continue;
@@ -370,7 +356,8 @@ pub fn violations(
         match line {
             Some(l) => reported.push((name.clone(), l.to_string())),
             None => bad.push(format!(
-                "{reader:?}: {shown}: not stored with identical bytes ({}) and not reported",
+                "{}: {shown}: not stored with identical bytes ({}) and not reported",
+                view.reader,
                 match here {
                     Some(d) => format!("{} bytes stored, {} seen", d.len(), content.len()),
                     None => "absent".into(),
@@ -381,7 +368,8 @@ pub fn violations(
     }
     if !dropped.is_empty() && imp.code == 0 && !chosen {
         bad.push(format!(
-            "{reader:?}: exit status 0 although {} not stored: {dropped:?}",
+            "{}: exit status 0 although {} not stored: {dropped:?}",
+            view.reader,
             dropped.len()
         ));
     }
