@@ -724,9 +724,10 @@ struct ZipEntry<'a> {
     host: u8,
 }
 
-/// A zip file built byte by byte (stored entries, CRC-32 included).
-fn zip_bytes(entries: &[ZipEntry]) -> Vec<u8> {
-    let mut out = Vec::new();
+/// A zip file built byte by byte (stored entries, CRC-32 included), after
+/// `prefix` (as a self-extracting zip has its program in front).
+fn zip_bytes_after(prefix: &[u8], entries: &[ZipEntry]) -> Vec<u8> {
+    let mut out = prefix.to_vec();
     let mut central = Vec::new();
     for e in entries {
         let offset = out.len() as u32;
@@ -770,6 +771,10 @@ fn zip_bytes(entries: &[ZipEntry]) -> Vec<u8> {
     out.extend(cd_offset.to_le_bytes());
     out.extend(0u16.to_le_bytes());
     out
+}
+
+fn zip_bytes(entries: &[ZipEntry]) -> Vec<u8> {
+    zip_bytes_after(b"", entries)
 }
 
 #[test]
@@ -841,4 +846,70 @@ fn zip_names_with_windows_backslashes_are_paths() {
     ];
     let bad = violations(&v, &imp, &instead, false, &mut Vec::new());
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn zip_entries_of_one_name_keep_the_last_and_are_reported() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    let entry = |name: &'static [u8], content: &'static [u8]| ZipEntry {
+        name,
+        content,
+        host: 3,
+    };
+    let zip = put(
+        dir.path(),
+        "d.zip",
+        &zip_bytes_after(
+            b"#!/bin/sh\nexit 0\n",
+            &[
+                entry(b"dup", b"first"),
+                entry(b"other", b"o"),
+                entry(b"dup", b"second"),
+                entry(b"./other", b"o2"),
+            ],
+        ),
+    );
+    let imp = import("barecat-from-zip", &zip, &dir.path().join("d.barecat"), &[]);
+    assert_eq!(imp.code, 1, "{}", imp.stderr);
+    assert_eq!(imp.stored["dup"], b"second");
+    assert_eq!(imp.stored["other"], b"o2");
+    assert!(
+        imp.stderr.contains(
+            "dup: 2 entries of this name: the last is stored (as unzip and Python's zipfile \
+             extract it), the earlier ones are not"
+        ),
+        "{}",
+        imp.stderr
+    );
+    assert!(
+        imp.stderr
+            .contains("other: duplicate name: replaces an earlier copy (1 byte)"),
+        "{}",
+        imp.stderr
+    );
+    let v = py_view("zipfile", &zip);
+    assert_eq!(v.files.len(), 4);
+    let bad = violations(&v, &imp, &[], false, &mut Vec::new());
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // --duplicates error stops at the name; last accepts it with exit 0.
+    let imp = import(
+        "barecat-from-zip",
+        &zip,
+        &dir.path().join("e.barecat"),
+        &["--duplicates", "error"],
+    );
+    assert_eq!(imp.code, 1);
+    assert!(
+        imp.stderr.contains("dup: duplicate name: 2 entries"),
+        "{}",
+        imp.stderr
+    );
+    let imp = import(
+        "barecat-from-zip",
+        &zip,
+        &dir.path().join("l.barecat"),
+        &["--duplicates", "last"],
+    );
+    assert_eq!(imp.code, 0, "{}", imp.stderr);
 }

@@ -460,9 +460,9 @@ fn consume(
     apply.flush_progress(sink, true);
     let stats = w.stats();
     let mut summary = apply.summary;
-    summary.files = stats.files - before.files;
-    summary.bytes = stats.bytes - before.bytes;
-    summary.dirs = stats.dirs - before.dirs;
+    summary.files = stats.files.saturating_sub(before.files);
+    summary.bytes = stats.bytes.saturating_sub(before.bytes);
+    summary.dirs = stats.dirs.saturating_sub(before.dirs);
     summary.elapsed = start.elapsed();
     match result {
         Ok(()) if pending.iter().all(Option::is_none) => Ok(summary),

@@ -570,20 +570,12 @@ impl<R: Read> TarReader<R> {
                 stored = 0;
             }
         }
-        if matches!(
-            kind,
-            Kind::Dir
-                | Kind::HardLink
-                | Kind::Symlink
-                | Kind::CharDevice
-                | Kind::BlockDevice
-                | Kind::Fifo
-                | Kind::VolumeLabel
-        ) {
+        // The content: none for directories (a GNU dumpdir's data is its listing) and
+        // the types without data; the stored bytes for files (an old GNU sparse
+        // file has its real size already) and unknown types.
+        if no_data_type || kind == Kind::Dir {
             size = 0;
-        } else if sparse.is_none() && kind == Kind::File {
-            size = stored;
-        } else if kind != Kind::File {
+        } else if sparse.is_none() {
             size = stored;
         }
         self.data_left = stored;
@@ -726,10 +718,8 @@ impl<R: Read> TarReader<R> {
         Ok(())
     }
 
-    fn old_gnu_sparse(
-        &mut self,
-        block: &[u8; 512],
-    ) -> Result<Result<(Vec<(u64, u64)>, u64), String>, TarError> {
+    /// The map and real size of an old GNU sparse member (`Ok(Err)` when unusable).
+    fn old_gnu_sparse(&mut self, block: &[u8; 512]) -> Result<Result<SparseMap, String>, TarError> {
         let mut map = Vec::new();
         let mut bad = None;
         let mut take = |entries: &[u8], count: usize, map: &mut Vec<(u64, u64)>| {
@@ -933,6 +923,9 @@ impl<R: Read> Read for Content<'_, R> {
 }
 
 // ---------------------------------------------------------------------- headers
+
+/// A sparse map (offset, length of each segment) and the file's real size.
+type SparseMap = (Vec<(u64, u64)>, u64);
 
 #[derive(Default)]
 struct Extensions {

@@ -201,7 +201,7 @@ fn produce(
     if archive.has_duplicate_names() {
         // The zip reader keeps the last entry of each name (what unzip and Python's
         // zipfile extract); the earlier ones cannot be read. Each name is reported.
-        let start = archive.central_directory_start() + archive.offset();
+        let start = archive.central_directory_start();
         for (raw, count) in repeated_names(reader.clone(), start) {
             let detail = format!(
                 "{count} entries of this name: the last is stored (as unzip and Python's \
