@@ -63,7 +63,10 @@ pub enum Error {
 
     /// A file row points at bytes that its shard does not hold, or at an impossible
     /// place (negative or absurd offset or size).
-    #[error("{}: bad extent (shard {shard}, offset {offset}, size {size}): {detail}", printable(member))]
+    #[error(
+        "{}: bad extent (shard {shard}, offset {offset}, size {size}): {detail}",
+        printable(member)
+    )]
     BadExtent {
         member: String,
         shard: i64,
@@ -73,7 +76,10 @@ pub enum Error {
     },
 
     /// The CRC32C of the bytes read differs from the stored one.
-    #[error("{}: CRC32C mismatch (stored {expected}, computed {actual})", printable(member))]
+    #[error(
+        "{}: CRC32C mismatch (stored {expected}, computed {actual})",
+        printable(member)
+    )]
     CrcMismatch {
         member: String,
         expected: u32,

@@ -32,7 +32,7 @@ use crossbeam_channel::{bounded, Receiver};
 
 use super::decompress::{self, Compression};
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
-use super::tar_reader::{Kind, Member, Record, TarError, TarReader};
+use super::tar_reader::{ends_inside, Kind, Member, Record, TarError, TarReader};
 use super::{Event, IngestOptions, Problem, Summary, SymlinkPolicy};
 use crate::crc;
 use crate::entry::{Meta, S_IFDIR, S_IFREG};
@@ -410,12 +410,15 @@ impl Parser<'_, '_> {
         let mut src = tar.content();
         let seq = self.seq;
         self.seq += 1;
-        let cut = |e: io::Error| match e.kind() {
-            io::ErrorKind::UnexpectedEof => format!(
-                "input ends inside member \"{}\": the tar is truncated",
-                printable(shown)
-            ),
-            _ => format!("error inside member \"{}\": {e}", printable(shown)),
+        let cut = |e: io::Error| {
+            if ends_inside(&e) {
+                format!(
+                    "input ends inside member \"{}\": the tar is truncated",
+                    printable(shown)
+                )
+            } else {
+                format!("error inside member \"{}\": {e}", printable(shown))
+            }
         };
         if size <= self.threshold {
             let Some(ticket) = self.out.reserve(seq, size) else {

@@ -424,7 +424,7 @@ impl<R: Read> TarReader<R> {
                 }
             };
             if matches!(typeflag, b'x' | b'X' | b'g' | b'L' | b'K') {
-                ext.bytes += BLOCK + padded(size);
+                ext.bytes = ext.bytes.saturating_add(BLOCK + padded(size));
                 if ext.bytes > MAX_METADATA {
                     return Err(TarError::Corrupt {
                         at,
@@ -843,6 +843,25 @@ impl<R: Read + Seek> TarReader<R> {
     }
 }
 
+/// The error of [`Data`] and [`Content`] reads when the input ends inside the
+/// member's data (as opposed to an error of the input itself, such as a corrupt
+/// compressed stream); see [`ends_inside`].
+#[derive(Debug)]
+pub struct InputEnds(pub u64);
+
+impl std::fmt::Display for InputEnds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "input ends at byte {} inside member data", self.0)
+    }
+}
+
+impl std::error::Error for InputEnds {}
+
+/// True when `e` says that the input ended inside a member's data.
+pub fn ends_inside(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<InputEnds>())
+}
+
 /// The stored data of the current member.
 pub struct Data<'a, R> {
     r: &'a mut TarReader<R>,
@@ -858,10 +877,7 @@ impl<R: Read> Read for Data<'_, R> {
         if k == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
-                format!(
-                    "input ends at byte {} inside member data",
-                    self.r.position()
-                ),
+                InputEnds(self.r.position()),
             ));
         }
         self.r.data_left -= k as u64;
@@ -893,7 +909,7 @@ impl<R: Read> Read for Content<'_, R> {
                     if k == 0 {
                         return Err(io::Error::new(
                             io::ErrorKind::UnexpectedEof,
-                            "sparse data cut short",
+                            InputEnds(self.data.r.position()),
                         ));
                     }
                     self.pos += k as u64;
@@ -1289,6 +1305,7 @@ mod tests {
         let mut d = Vec::new();
         let e = r.content().read_to_end(&mut d).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(ends_inside(&e), "{e}");
         assert_eq!(d.len(), 100);
         let mut r = TarReader::new(cut);
         r.next().unwrap();
