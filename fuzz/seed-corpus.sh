@@ -51,6 +51,63 @@ for name, fmt in [("py-pax", tarfile.PAX_FORMAT), ("py-gnu", tarfile.GNU_FORMAT)
         tf.addfile(ti, io.BytesIO(b"abc"))
     open(f"{out}/{name}.tar", "wb").write(buf.getvalue().rstrip(b"\0") + b"\0" * 1024)
 PY
+# The archives other tools wrote over the years, crafted block by block: sizes on
+# headers that carry no data (with and without data behind them), signed
+# checksums, Solaris X and global PAX headers, duplicate names, a damaged header,
+# a lone zero block, an unknown type, names that are not UTF-8.
+python3 - "$T" <<'PY'
+import sys
+out = sys.argv[1]
+def octal(n, w):
+    return ("%0*o" % (w - 1, n)).encode() + b"\0"
+def header(name, typ=b"0", size=0, link=b"", magic=b"ustar\x0000", signed=False, uname=b"root"):
+    h = bytearray(512)
+    h[0:len(name)] = name
+    h[100:108] = octal(0o644, 8); h[108:116] = octal(0, 8); h[116:124] = octal(0, 8)
+    h[124:136] = octal(size, 12); h[136:148] = octal(1700000000, 12)
+    h[148:156] = b" " * 8
+    h[156:157] = typ
+    h[157:157 + len(link)] = link
+    h[257:265] = magic
+    h[265:265 + len(uname)] = uname
+    s = sum((b - 256 if b > 127 else b) for b in h) if signed else sum(h)
+    h[148:156] = ("%06o" % s).encode() + b"\0 "
+    return bytes(h)
+def data(b):
+    return b + b"\0" * (-len(b) % 512)
+def pax(typ, recs):
+    body = b""
+    for k, v in recs:
+        rec = b" " + k + b"=" + v + b"\n"
+        n = len(rec) + 1
+        while len(str(n).encode()) + len(rec) != n:
+            n += 1
+        body += str(n).encode() + rec
+    return header(b"PaxHeaders/x", typ, len(body)) + data(body)
+def write(name, parts):
+    open(f"{out}/{name}", "wb").write(b"".join(parts) + b"\0" * 1024)
+tail = [header(b"empty-file"), header(b"after", size=3), data(b"abc")]
+for t in b"123456V":
+    t = bytes([t])
+    link = b"f0" if t in b"12" else b""
+    name = b"x/" if t == b"5" else b"x"
+    write(f"craft-nodata-{t.decode()}.tar", [header(b"f0", size=2), data(b"f0"), header(name, t, 255, link)] + tail)
+    write(f"craft-data-{t.decode()}.tar", [header(b"f0", size=2), data(b"f0"), header(name, t, 255, link), data(b"Q" * 255)] + tail)
+write("craft-slash-dirs.tar", [header(b"d/", b"0", 255), header(b"e/", b"\0", 100)] + tail)
+write("craft-signed.tar", [header(b"s", size=1, signed=True, uname=b"\xe4\xf6\xfc"), data(b"s")] + tail)
+write("craft-solaris-x.tar", [pax(b"g", [(b"mtime", b"1.5"), (b"uid", b"7")]), pax(b"X", [(b"path", b"solaris/" * 20 + b"f"), (b"mtime", b"1041808783.123")]), header(b"short", size=2), data(b"xy")] + tail)
+write("craft-duplicates.tar", [header(b"a", size=1), data(b"1"), header(b"a", size=2), data(b"22"), header(b"l", b"1", 0, b"a"), header(b"./a", size=3), data(b"333")])
+bad = bytearray(header(b"damaged", size=600)); bad[0] ^= 1
+write("craft-damaged.tar", [header(b"a", size=1), data(b"a"), bytes(bad), data(b"z" * 600)] + tail)
+write("craft-lone-zero.tar", [header(b"a", size=1), data(b"a"), b"\0" * 512, header(b"b", size=1), data(b"b")])
+write("craft-types.tar", [header(b"u", b"Z", 3), data(b"zzz"), header(b"m", b"M", 3), data(b"mmm"), header(b"caf\xe9", size=1), data(b"c")])
+PY
+# CPython's tarfile test archives, where installed (libFuzzer reads their first
+# -max_len bytes).
+for f in /usr/lib/python3*/test/testtar.tar /root/.pyenv/versions/*/lib/python*/test/testtar.tar \
+    /root/.pyenv/versions/*/lib/python*/test/archivetestdata/testtar.tar; do
+    [ -f "$f" ] && cp "$f" "$T/cpython-$(sha1sum <"$f" | cut -c1-8).tar"
+done
 base=$T/gnu-pax.tar
 gzip -9c "$base" >"$T/c.tar.gz"
 bzip2 -9c "$base" >"$T/c.tar.bz2"
@@ -75,6 +132,14 @@ for name, m in [("py-stored", zipfile.ZIP_STORED), ("py-deflated", zipfile.ZIP_D
         zi = zipfile.ZipInfo("../evil", (2020, 1, 2, 3, 4, 6))
         zi.external_attr = 0o100644 << 16
         z.writestr(zi, b"x")
+# Names written on Windows with backslashes, and a name twice.
+import warnings
+warnings.simplefilter("ignore")
+with zipfile.ZipFile(f"{out}/py-backslash-dup.zip", "w") as z:
+    for name, data in [("a\\b\\c", b"abc"), ("d\\e\\", b""), ("x", b"1"), ("x", b"22")]:
+        zi = zipfile.ZipInfo(name, (2024, 1, 2, 3, 4, 6))
+        zi.create_system = 0
+        z.writestr(zi, data)
 PY
 
 # Barecat archives: archive_bytes takes a 4-byte little-endian index length, the

@@ -2,9 +2,13 @@
 //!
 //! Every variant renders as one line that names the path (archive file, shard, or
 //! member path) and the problem, so that command-line tools can print it as is.
+//! Member paths are shown through [`printable`] (control characters and bytes
+//! that are not UTF-8 escaped, as `ls -b` shows names).
 
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::path::printable;
 
 /// Result alias used throughout the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -59,7 +63,10 @@ pub enum Error {
 
     /// A file row points at bytes that its shard does not hold, or at an impossible
     /// place (negative or absurd offset or size).
-    #[error("{member}: bad extent (shard {shard}, offset {offset}, size {size}): {detail}")]
+    #[error(
+        "{}: bad extent (shard {shard}, offset {offset}, size {size}): {detail}",
+        printable(member)
+    )]
     BadExtent {
         member: String,
         shard: i64,
@@ -69,7 +76,10 @@ pub enum Error {
     },
 
     /// The CRC32C of the bytes read differs from the stored one.
-    #[error("{member}: CRC32C mismatch (stored {expected}, computed {actual})")]
+    #[error(
+        "{}: CRC32C mismatch (stored {expected}, computed {actual})",
+        printable(member)
+    )]
     CrcMismatch {
         member: String,
         expected: u32,
@@ -77,28 +87,28 @@ pub enum Error {
     },
 
     /// A member path that may not be stored (`..`, absolute, NUL, empty).
-    #[error("{path:?}: invalid archive path: {reason}")]
+    #[error("\"{}\": invalid archive path: {reason}", printable(path))]
     InvalidPath { path: String, reason: &'static str },
 
     /// A member path that is not in the archive.
-    #[error("{}: no such file or directory in archive", member_name(.0))]
+    #[error("{}: no such file or directory in archive", printable(member_name(.0)))]
     NotFound(String),
 
     /// The path exists as a file.
-    #[error("{0}: already exists in archive as a file")]
+    #[error("{}: already exists in archive as a file", printable(.0))]
     FileExists(String),
 
     /// The path exists as a directory.
-    #[error("{0}: is a directory in archive")]
+    #[error("{}: is a directory in archive", printable(.0))]
     IsADirectory(String),
 
     /// A parent of the path exists as a file, or the path is a file where a
     /// directory is needed.
-    #[error("{0}: a parent is a file in archive, not a directory")]
+    #[error("{}: a parent is a file in archive, not a directory", printable(.0))]
     NotADirectory(String),
 
     /// A directory that must be empty is not.
-    #[error("{0}: directory not empty")]
+    #[error("{}: directory not empty", printable(.0))]
     DirectoryNotEmpty(String),
 
     /// A request that makes no sense for the archive (renaming the root into itself, …).
@@ -147,7 +157,8 @@ pub enum Error {
 
     /// The same file path in two inputs of a merge.
     #[error(
-        "{path}: stored in both {} and {} (use --ignore-duplicates to keep the first)",
+        "{}: stored in both {} and {} (use --ignore-duplicates to keep the first)",
+        printable(path),
         first.display(),
         second.display()
     )]

@@ -8,7 +8,46 @@
 //! such paths still open and read; they are refused only where they would be
 //! written out to the file system.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
 use crate::error::{Error, Result};
+
+/// A name (a member path, a file name) as every message shows it: on one line and
+/// unambiguous, as `ls -b` shows file names. Printable UTF-8 stays as it is; a
+/// backslash is doubled; control characters become `\n`, `\t`, `\r` or `\xNN` (each
+/// byte of their UTF-8); bytes that are not UTF-8 become `\xNN` (`\xc4`), so the user
+/// can tell which member it was and find it again.
+pub fn printable<T: AsRef<[u8]> + ?Sized>(name: &T) -> Cow<'_, str> {
+    let bytes = name.as_ref();
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        if !s.chars().any(|c| c.is_control() || c == '\\') {
+            return Cow::Borrowed(s);
+        }
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c if c.is_control() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        let _ = write!(out, "\\x{b:02x}");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// Normalize a member path the way Python barecat 0.3.1 does.
 ///
@@ -237,5 +276,20 @@ mod tests {
         assert_eq!(strip_components("a/b/c", 2), Some("c"));
         assert_eq!(strip_components("a/b/c", 3), None);
         assert_eq!(strip_components("a", 0), Some("a"));
+    }
+
+    #[test]
+    fn printable_names_escape_what_is_not_printable_utf8() {
+        assert!(matches!(printable("a/b ü.txt"), Cow::Borrowed("a/b ü.txt")));
+        assert_eq!(
+            printable(b"umlauts-\xc4\xd6\xdc"),
+            "umlauts-\\xc4\\xd6\\xdc"
+        );
+        assert_eq!(printable("a\nb\tc\r\0d"), "a\\nb\\tc\\r\\x00d");
+        assert_eq!(printable("d\\e\\"), "d\\\\e\\\\");
+        // C1 control characters are escaped byte by byte.
+        assert_eq!(printable("x\u{85}y"), "x\\xc2\\x85y");
+        // A truncated UTF-8 sequence at the end.
+        assert_eq!(printable(b"ok\xe2\x82"), "ok\\xe2\\x82");
     }
 }

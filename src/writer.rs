@@ -207,6 +207,10 @@ pub struct ArchiveWriter {
     /// Shard and offset of the file being written in chunks, if any: its bytes
     /// are not cut off the shard, and empty files added meanwhile go at its start.
     pending: Option<(u64, u64)>,
+    /// Files whose bytes start at or after this position are replaced by a file
+    /// added at their path (see [`ArchiveWriter::replace_since`]).
+    replace_since: Option<(u64, u64)>,
+    replaced: Vec<FileInfo>,
     _lock: File,
 }
 
@@ -328,6 +332,8 @@ impl ArchiveWriter {
             stats: WriteStats::default(),
             poisoned: false,
             pending: None,
+            replace_since: None,
+            replaced: Vec::new(),
             _lock: lock,
         })
     }
@@ -614,7 +620,15 @@ impl ArchiveWriter {
             // reports it before a byte is written.
             match self.insert_file_row(&fi) {
                 Ok(()) => {}
-                Err(e) if is_unique_violation(&e) => return Err(Error::FileExists(fi.path)),
+                Err(e) if is_unique_violation(&e) => match self.replaceable(&fi.path)? {
+                    Some(old) => {
+                        self.drop_replaced(old)?;
+                        if let Err(e) = self.insert_file_row(&fi) {
+                            return self.poison(Error::sqlite(self.layout.index(), e));
+                        }
+                    }
+                    None => return Err(Error::FileExists(fi.path)),
+                },
                 Err(e) => return self.poison(Error::sqlite(self.layout.index(), e)),
             }
         } else {
@@ -687,7 +701,7 @@ impl ArchiveWriter {
         self.check_usable()?;
         let path = self.file_path(path)?;
         self.missing_ancestors(&path)?;
-        if self.index.is_file(&path)? {
+        if self.index.is_file(&path)? && self.replaceable(&path)?.is_none() {
             return Err(Error::FileExists(path));
         }
         self.begin_batch()?;
@@ -757,6 +771,9 @@ impl ArchiveWriter {
         self.begin_batch()?;
         if let Some(id) = pf.replaces {
             return self.finish_replacement(pf, id);
+        }
+        if let Some(old) = self.replaceable(&pf.path)? {
+            self.drop_replaced(old)?;
         }
         let missing = self.missing_ancestors(&pf.path)?;
         let fi = pf.row(pf.path.clone());
@@ -1104,6 +1121,62 @@ impl ArchiveWriter {
             }
         }
         self.finish_file(pf)
+    }
+
+    /// From now on, a file added at the path of a file whose bytes start at or after
+    /// `since` (a position as [`position`](Self::position) gives it: a file this
+    /// writer added since then) replaces it instead of failing with
+    /// [`Error::FileExists`]: the old row is removed in the open batch, its bytes
+    /// stay in the shard as a hole, and it is listed by
+    /// [`take_replaced`](Self::take_replaced). `None` (the default) turns this off.
+    /// Imports use it for the last of several members of one name to win, as
+    /// `tar -x` leaves it.
+    pub fn replace_since(&mut self, since: Option<(u64, u64)>) {
+        self.replace_since = since;
+    }
+
+    /// The position set by [`replace_since`](Self::replace_since).
+    pub fn replacing_since(&self) -> Option<(u64, u64)> {
+        self.replace_since
+    }
+
+    /// The files replaced since the last call (see [`replace_since`](Self::replace_since)).
+    pub fn take_replaced(&mut self) -> Vec<FileInfo> {
+        std::mem::take(&mut self.replaced)
+    }
+
+    /// The file at `path`, when a new file may replace it.
+    fn replaceable(&self, path: &str) -> Result<Option<FileInfo>> {
+        let Some(since) = self.replace_since else {
+            return Ok(None);
+        };
+        Ok(self
+            .index
+            .file(path)?
+            .filter(|fi| (fi.shard, fi.offset) >= since))
+    }
+
+    /// Remove a file's row inside the open batch (triggers are off: the directory
+    /// counters follow with the batch's deltas).
+    fn drop_replaced(&mut self, fi: FileInfo) -> Result<()> {
+        self.begin_batch()?;
+        let r = self
+            .index
+            .conn()
+            .prepare_cached("DELETE FROM files WHERE path = ?1")
+            .and_then(|mut st| st.execute([&fi.path]))
+            .at(self.layout.index());
+        if let Err(e) = r {
+            return self.poison(e);
+        }
+        let parent = mpath::parent(&fi.path).unwrap_or("").to_string();
+        let d = self.delta(&parent);
+        d.files -= 1;
+        d.bytes -= fi.size as i64;
+        self.stats.files = self.stats.files.saturating_sub(1);
+        self.stats.bytes = self.stats.bytes.saturating_sub(fi.size);
+        self.replaced.push(fi);
+        Ok(())
     }
 
     /// Add a directory with its metadata. An existing directory gets the metadata

@@ -38,26 +38,55 @@ fn s(p: &Path) -> OsString {
 /// The command line of a run writing to the given archive.
 type Argv = Box<dyn Fn(&Path) -> Vec<OsString>>;
 
-/// create, from-tar: killed, then finished with `--resume`.
+/// create, from-tar: killed, then finished with `--resume` (or rerun with `-f`).
 struct Ingest {
     name: &'static str,
     dir: PathBuf,
+    /// The content each path has at the end.
     files: Files,
+    /// Earlier content a path may hold after a kill (a name a tar holds twice).
+    earlier: BTreeMap<String, Vec<Vec<u8>>>,
     out: PathBuf,
-    /// Arguments before `--resume` is added; ARCHIVE is `{out}`.
+    /// Arguments before the fix's option is added; ARCHIVE is `{out}`.
     argv: Argv,
+    /// The documented fix: `--resume`, or `-f` (run again from the start).
+    fix: &'static str,
     prog: &'static str,
     stdin: Stdin,
     reference: Option<(Snapshot, Vec<Vec<u8>>)>,
 }
 
 impl Ingest {
-    fn command_for(&self, out: &Path, resume: bool) -> (Command, Stdin) {
+    fn command_for(&self, out: &Path, fix: bool) -> (Command, Stdin) {
         let mut argv = (self.argv)(out);
-        if resume {
-            argv.insert(0, "--resume".into());
+        if fix {
+            argv.insert(0, self.fix.into());
         }
         (cmd(self.prog, argv), self.stdin.clone())
+    }
+
+    /// Every file reads back (CRC-checked) with its final content or an earlier one.
+    fn read_back(&self) -> Result<usize, String> {
+        if self.earlier.is_empty() {
+            return read_all(&self.out, &self.files).map(|s| s.files.len());
+        }
+        let a = Archive::open(&self.out).map_err(|e| format!("does not open: {e}"))?;
+        let mut n = 0;
+        for fi in a.files(Order::Address, "") {
+            let fi = fi.map_err(|e| e.to_string())?;
+            let data = a
+                .read_file(&fi)
+                .map_err(|e| format!("{}: cannot be read back: {e}", fi.path))?;
+            let last = self.files.get(&fi.path);
+            let earlier = self.earlier.get(&fi.path);
+            ensure!(
+                last == Some(&data) || earlier.is_some_and(|e| e.contains(&data)),
+                "{}: holds none of its copies",
+                fi.path
+            );
+            n += 1;
+        }
+        Ok(n)
     }
 
     fn shards(path: &Path) -> Vec<Vec<u8>> {
@@ -112,9 +141,8 @@ impl Scenario for Ingest {
             State::NoSchema => return Ok("while the index was created".into()),
             State::Archive => {}
         }
-        let snap = read_all(&self.out, &self.files)?;
+        let n = self.read_back()?;
         verify_clean(&self.out, &["extra_shard", "no_shard"])?;
-        let n = snap.files.len();
         if Layout::current(&self.out).shard_path(0).exists() {
             py.verify(&self.out)?;
         }
@@ -135,7 +163,12 @@ impl Scenario for Ingest {
     fn fix_and_compare(&mut self, _k: usize, py: &mut PyVerifier) -> Check {
         let (c, stdin) = self.command_for(&self.out, true);
         let e = run_to_end(c, &stdin);
-        ensure!(e.status.success(), "--resume failed: {}", e.stderr.trim());
+        ensure!(
+            e.status.success(),
+            "{} failed: {}",
+            self.fix,
+            e.stderr.trim()
+        );
         let snap = read_all(&self.out, &self.files)?;
         let (want, want_shards) = self.reference().clone();
         if let Some(d) = snap.diff(&want) {
@@ -146,14 +179,30 @@ impl Scenario for Ingest {
             "the shards are not byte-identical to those of an uninterrupted run"
         );
         let v = verify_clean(&self.out, &[])?;
+        // Replaced copies are holes in an uninterrupted run too.
         ensure!(
-            v["space"]["reclaimable_bytes"] == 0,
+            v["space"]["reclaimable_bytes"] == 0 || !self.earlier.is_empty(),
             "reclaimable bytes left: {}",
             v["space"]
         );
         py.verify(&self.out)?;
         Ok(())
     }
+}
+
+/// The options every ingest run here gets, then `rest`.
+fn ingest_args(rest: Vec<OsString>) -> Vec<OsString> {
+    let mut a = args![
+        "-q",
+        "-s",
+        LIMIT,
+        "--buffer-size",
+        BUFFER,
+        "--commit-interval-ms",
+        "5"
+    ];
+    a.extend(rest);
+    a
 }
 
 fn ingest_tree(dir: &Path) -> Files {
@@ -172,23 +221,9 @@ fn create_killed_at_random_instants_is_finished_by_resume() {
         dir: d.clone(),
         files,
         out: d.join("out.barecat"),
-        argv: Box::new(move |out| {
-            args![
-                "-q",
-                "-s",
-                LIMIT,
-                "--buffer-size",
-                BUFFER,
-                "--commit-interval-ms",
-                "5",
-                "-j",
-                "2",
-                "-C",
-                &src,
-                out,
-                "tree"
-            ]
-        }),
+        argv: Box::new(move |out| ingest_args(args!["-j", "2", "-C", &src, out, "tree"])),
+        earlier: BTreeMap::new(),
+        fix: "--resume",
         prog: "barecat-create",
         stdin: Stdin::Null,
         reference: None,
@@ -218,18 +253,10 @@ fn from_tar(stdin: bool) {
             } else {
                 s(&tar_path)
             };
-            args![
-                "-q",
-                "-s",
-                LIMIT,
-                "--buffer-size",
-                BUFFER,
-                "--commit-interval-ms",
-                "5",
-                input,
-                out
-            ]
+            ingest_args(args![input, out])
         }),
+        earlier: BTreeMap::new(),
+        fix: "--resume",
         prog: "barecat-from-tar",
         stdin: if stdin {
             Stdin::Bytes(Arc::new(tar))
@@ -251,6 +278,53 @@ fn from_tar_killed_at_random_instants_is_finished_by_resume() {
 fn from_tar_stdin_killed_at_random_instants_is_finished_by_resume() {
     need!("barecat");
     from_tar(true);
+}
+
+/// from-tar of a tar that holds names twice (appended with `tar -r`), with
+/// `--duplicates last`: each later copy replaces the earlier one's row inside the
+/// writer's open batch. After every kill each file holds one of the copies of its
+/// name; rerunning with `-f` gives exactly an uninterrupted run (`--resume` keeps
+/// the copies the interrupted run stored).
+#[test]
+fn from_tar_replacing_duplicates_killed_at_random_instants_reads_back() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let first = ingest_tree(&d);
+    // Every third file again, with other content: a tar appended to.
+    let again: Files = first
+        .iter()
+        .step_by(3)
+        .map(|(k, v)| {
+            let mut v = v.clone();
+            v.extend_from_slice(b" (updated)");
+            (k.clone(), v)
+        })
+        .collect();
+    let mut tar = make_tar(&first);
+    tar.truncate(tar.len() - 1024);
+    tar.extend(make_tar(&again));
+    let tar_path = d.join("dup.tar");
+    fs::write(&tar_path, &tar).unwrap();
+    let earlier = again
+        .keys()
+        .map(|k| (k.clone(), vec![first[k].clone()]))
+        .collect();
+    let mut files = first;
+    files.extend(again);
+    let mut sc = Ingest {
+        name: "barecat-from-tar --duplicates last",
+        dir: d.clone(),
+        files,
+        earlier,
+        out: d.join("out.barecat"),
+        argv: Box::new(move |out| ingest_args(args!["--duplicates", "last", &tar_path, out])),
+        fix: "-f",
+        prog: "barecat-from-tar",
+        stdin: Stdin::Null,
+        reference: None,
+    };
+    kill_trials(&mut sc, config());
 }
 
 // ---------------------------------------------------------------------- merge

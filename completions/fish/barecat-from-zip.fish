@@ -1,5 +1,8 @@
 complete -c barecat-from-zip -l symlinks -d 'What to do with symbolic links' -r -f -a "skip\t'Skip them and count them in the summary'
 error\t'Report each one (exit status 1)'"
+complete -c barecat-from-zip -l duplicates -d 'Several members of one name (a tar appended to with tar -r): keep the last (what tar -x leaves), the first, or stop. Without this option the last is kept and each duplicate is reported as a problem (exit status 1)' -r -f -a "first\t'Keep the first copy; each later one is skipped, with a note'
+last\t'Keep the last copy, as tar -x leaves it; each replacement is noted'
+error\t'Stop at the first duplicate'"
 complete -c barecat-from-zip -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
 complete -c barecat-from-zip -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
 complete -c barecat-from-zip -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r

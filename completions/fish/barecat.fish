@@ -68,6 +68,9 @@ complete -c barecat -n "__fish_barecat_using_subcommand create" -s h -l help -d 
 complete -c barecat -n "__fish_barecat_using_subcommand create" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l symlinks -d 'What to do with symbolic links' -r -f -a "skip\t'Skip them and count them in the summary'
 error\t'Report each one (exit status 1)'"
+complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l duplicates -d 'Several members of one name (a tar appended to with tar -r): keep the last (what tar -x leaves), the first, or stop. Without this option the last is kept and each duplicate is reported as a problem (exit status 1)' -r -f -a "first\t'Keep the first copy; each later one is skipped, with a note'
+last\t'Keep the last copy, as tar -x leaves it; each replacement is noted'
+error\t'Stop at the first duplicate'"
 complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
 complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
 complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
@@ -83,6 +86,9 @@ complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s h -l help -
 complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l symlinks -d 'What to do with symbolic links' -r -f -a "skip\t'Skip them and count them in the summary'
 error\t'Report each one (exit status 1)'"
+complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l duplicates -d 'Several members of one name (a tar appended to with tar -r): keep the last (what tar -x leaves), the first, or stop. Without this option the last is kept and each duplicate is reported as a problem (exit status 1)' -r -f -a "first\t'Keep the first copy; each later one is skipped, with a note'
+last\t'Keep the last copy, as tar -x leaves it; each replacement is noted'
+error\t'Stop at the first duplicate'"
 complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
 complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
 complete -c barecat -n "__fish_barecat_using_subcommand from-zip" -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
@@ -169,14 +175,17 @@ complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l small-steps -
 complete -c barecat -n "__fish_barecat_using_subcommand defrag" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand defrag" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s o -l output -d 'The output archive' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -l duplicates -d 'Several files with the same path (in two inputs, or twice in a tar input): keep the first, the last, or fail (the default, checked before anything is written where the inputs are barecat archives)' -r -f -a "first\t'Keep the first copy; each later one is skipped, with a note'
+last\t'Keep the last copy, as tar -x leaves it; each replacement is noted'
+error\t'Stop at the first duplicate'"
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -l crash-after-steps -d 'End abruptly after N steps of putting the output in place (for tests)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s f -l force -l overwrite -d 'Replace the output if it exists'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s a -l append -d 'Add to the output if it exists (files already in it win)'
-complete -c barecat -n "__fish_barecat_using_subcommand merge" -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing (the same as --duplicates first)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -l symlink -d 'Link the inputs\' shards instead of copying (see barecat-merge-symlink)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
-complete -c barecat -n "__fish_barecat_using_subcommand merge" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s o -l output -d 'The output archive' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s f -l force -l overwrite -d 'Replace the output if it exists (its old links are removed)'

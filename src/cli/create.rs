@@ -144,7 +144,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let resume = args.mode.resume;
-    let opts = args.select.options(args.workers.get(), resume)?;
+    let mut opts = args.select.options(args.workers.get(), resume)?;
+    // A path given twice is the same file: the second is reported and skipped.
+    opts.duplicates = crate::ingest::Duplicates::First;
     let input = FsInput {
         paths,
         lists,

@@ -13,7 +13,9 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::common::{Quiet, ShardLimit};
-use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs, Symlinks};
+use super::ingest::{
+    conclude, open_output, plain, DuplicateArgs, ModeArgs, Reporter, SelectArgs, Symlinks,
+};
 use crate::ingest::{self, ArchiveKind};
 use crate::progress::Progress;
 use crate::writer::CreateMode;
@@ -25,15 +27,32 @@ Examples:
   curl -s https://host/shards/0001.tar | barecat-from-tar - data.barecat
   barecat-from-tar --strip-components 1 imagenet.tgz data.barecat
   barecat-from-tar -a part2.tar data.barecat         # add to an existing archive
+  barecat-from-tar --duplicates last updated.tar data.barecat   # tar -r'd archive
 
 Members are stored in the order of the tar. Directories keep their metadata (in
 whatever order they come), hard links become files with a copy of their target,
-GNU and PAX sparse files are stored with their full content. Symbolic links,
-devices and FIFOs are skipped and counted (--symlinks error reports links).
-Members with absolute names or '..' are reported and not stored.
+GNU and PAX sparse files are stored with their full content, members of unknown
+types are stored as files (as GNU tar, bsdtar and Python's tarfile extract them).
+Symbolic links, devices and FIFOs are skipped and counted (--symlinks error
+reports links). Members with absolute names, '..' or names that are not UTF-8 are
+reported (names shown with their bytes escaped, as ls -b does) and not stored.
 
-A corrupt or truncated tar stops the conversion with an error; everything before
-the damage is committed and readable.
+Tars written by other tools over the years are read as GNU tar, bsdtar and
+tarfile read them: signed header checksums (old HP-UX and V7 tars), Solaris X
+extended headers, and sizes on directory, link, device and FIFO headers that have
+no data behind them (or do: then the data is skipped, with a note).
+
+Several members of one name: by default the last one is stored (what tar -x
+leaves) and each duplicate is reported (exit status 1); --duplicates last does
+the same with a note per duplicate, --duplicates first keeps the first, and
+--duplicates error stops at the first duplicate. A replaced copy stays in the
+shards as a hole (barecat-defrag reclaims it). With --resume, a path the
+interrupted run stored is kept as it is.
+
+A damaged header is reported and reading goes on at the next valid header (as GNU
+tar and bsdtar do). A truncated tar, or a compressed stream that cannot be
+decompressed, stops the conversion with an error; everything before the damage is
+committed and readable.
 
 Exit status: 0 all added, 1 some members skipped or an error, 2 usage error.";
 
@@ -50,6 +69,8 @@ pub struct Args {
     /// What to do with symbolic links
     #[arg(long, value_enum, default_value_t = Symlinks::Skip)]
     pub symlinks: Symlinks,
+    #[command(flatten)]
+    pub duplicates: DuplicateArgs,
     #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]
@@ -126,6 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut opts = args.select.options(1, args.mode.resume)?;
     opts.symlinks = args.symlinks.into();
+    args.duplicates.apply(&mut opts);
     let mut w = open_output(
         &args.archive,
         args.select

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::{Quiet, ShardLimit, Workers};
-use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs, Symlinks};
+use super::ingest::{
+    conclude, open_output, plain, DuplicateArgs, ModeArgs, Reporter, SelectArgs, Symlinks,
+};
 use crate::ingest;
 use crate::progress::Progress;
 
@@ -24,6 +26,15 @@ from the DOS time, read in the local time zone. Symbolic links are skipped and
 counted (--symlinks error reports them); encrypted entries and entries that fail
 their CRC check are reported and skipped.
 
+A name ending in '/' is a directory. Names written on Windows (FAT, NTFS) with
+backslashes and no slash use them as path separators: 'd\\e\\f' is stored as
+d/e/f and 'd\\e\\' as the directory d/e, with a note, as unzip and bsdtar extract
+them (Python's zipfile keeps the backslashes: a 0-byte file named 'd\\e\\');
+elsewhere a backslash is part of the name. Several entries of one name: the last
+of each is stored (what unzip and zipfile extract) and each is reported;
+--duplicates as for barecat-from-tar, except that 'first' cannot be honoured for
+entries whose raw names are the same (reported).
+
 Exit status: 0 all added, 1 some entries skipped or an error, 2 usage error.";
 
 /// Convert a zip file into a barecat archive.
@@ -40,6 +51,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Symlinks::Skip)]
     pub symlinks: Symlinks,
     #[command(flatten)]
+    pub duplicates: DuplicateArgs,
+    #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]
     pub select: SelectArgs,
@@ -55,6 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-from-zip";
     let mut opts = args.select.options(args.workers.get(), args.mode.resume)?;
     opts.symlinks = args.symlinks.into();
+    args.duplicates.apply(&mut opts);
     let src = ingest::ZipSource::open(&args.input).map_err(plain)?;
     let mut w = open_output(
         &args.archive,

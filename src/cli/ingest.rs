@@ -5,7 +5,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::ingest::{Event, Filter, IngestOptions, Summary, SymlinkPolicy, DEFAULT_BUFFER_SIZE};
+use crate::ingest::{
+    Duplicates, Event, Filter, IngestOptions, Summary, SymlinkPolicy, DEFAULT_BUFFER_SIZE,
+};
 use crate::progress::Progress;
 use crate::size::human;
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
@@ -88,6 +90,8 @@ impl SelectArgs {
             skip_existing: resume,
             commit_on_error: true,
             symlinks: SymlinkPolicy::Skip,
+            duplicates: Duplicates::default(),
+            duplicates_chosen: false,
             filter: Filter::new(&self.include, &self.exclude).map_err(plain)?,
         })
     }
@@ -102,6 +106,47 @@ impl SelectArgs {
             o.commit_interval = Duration::from_millis(ms);
         }
         o
+    }
+}
+
+/// clap value enum for `--duplicates` (from-tar, from-zip, merge).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DuplicatesArg {
+    /// Keep the first copy; each later one is skipped, with a note
+    First,
+    /// Keep the last copy, as tar -x leaves it; each replacement is noted
+    Last,
+    /// Stop at the first duplicate
+    Error,
+}
+
+impl From<DuplicatesArg> for Duplicates {
+    fn from(d: DuplicatesArg) -> Duplicates {
+        match d {
+            DuplicatesArg::First => Duplicates::First,
+            DuplicatesArg::Last => Duplicates::Last,
+            DuplicatesArg::Error => Duplicates::Error,
+        }
+    }
+}
+
+/// `--duplicates` of the tar and zip importers. Without it the last copy is kept
+/// and each duplicate is a problem (exit status 1).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct DuplicateArgs {
+    /// Several members of one name (a tar appended to with tar -r): keep the last
+    /// (what tar -x leaves), the first, or stop. Without this option the last is
+    /// kept and each duplicate is reported as a problem (exit status 1)
+    #[arg(long, value_enum, value_name = "WHICH")]
+    pub duplicates: Option<DuplicatesArg>,
+}
+
+impl DuplicateArgs {
+    pub fn apply(&self, opts: &mut IngestOptions) {
+        if let Some(d) = self.duplicates {
+            opts.duplicates = d.into();
+            opts.duplicates_chosen = true;
+        }
     }
 }
 
@@ -212,12 +257,32 @@ pub fn summary_line(s: &Summary, shards: u64) -> String {
             plural(s.hardlinks, "hard link", "hard links")
         );
     }
+    if s.replaced > 0 {
+        line += &format!(
+            "; {} replaced by a later member of the same name ({}{} left as holes, \
+             barecat-defrag reclaims them)",
+            plural(s.replaced, "file", "files"),
+            if s.replaced_reported > 0 {
+                "see above; "
+            } else {
+                ""
+            },
+            human(s.replaced_bytes)
+        );
+    }
     let mut skipped = Vec::new();
-    if s.problems > 0 {
-        skipped.push(format!("{} with errors (see above)", s.problems));
+    let errors = s.problems.saturating_sub(s.replaced_reported);
+    if errors > 0 {
+        skipped.push(format!("{errors} with errors (see above)"));
     }
     if s.existing > 0 {
         skipped.push(format!("{} already in the archive", s.existing));
+    }
+    if s.duplicates_skipped > 0 {
+        skipped.push(format!(
+            "{} (the first copy kept)",
+            plural(s.duplicates_skipped, "duplicate", "duplicates")
+        ));
     }
     if s.symlinks > 0 {
         skipped.push(plural(s.symlinks, "symbolic link", "symbolic links"));

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::{Quiet, ShardLimit};
+use super::ingest::DuplicatesArg;
+use crate::ingest::Duplicates;
 use crate::maint::merge::{merge, MergeOptions, OutputMode};
 use crate::progress::Progress;
 use crate::size::human;
@@ -22,15 +24,18 @@ Examples:
 
 Only the bytes of the files that end up in the output are copied: never the holes
 of an input, never a duplicate left out. A file path stored in two inputs is an
-error (found before anything is written) unless --ignore-duplicates, which keeps
-the first; with -a, files already in the output win. The output is built under a
-temporary name and appears only when complete; with -f the old one is replaced
-then. Directory metadata is carried over (the first input with a directory gives
-it). Inputs may also be tar files (plain or compressed) and zip files: their
-entries are added as barecat-from-tar and barecat-from-zip add them; a path found
-there that an earlier input has is skipped with --ignore-duplicates and fails the
-merge otherwise (again leaving the output as it was). --symlink takes barecat
-inputs only. Legacy form: barecat-merge INPUT... --output OUT [--overwrite].
+error (found before anything is written) unless --duplicates first (or
+--ignore-duplicates) or --duplicates last says which copy to keep; with -a, files
+already in the output win. The output is built under a temporary name and appears
+only when complete; with -f the old one is replaced then. Directory metadata is
+carried over (the first input with a directory gives it). Inputs may also be tar
+files (plain or compressed) and zip files: their entries are added as
+barecat-from-tar and barecat-from-zip add them; a path found there that an earlier
+input has (or found twice there) is kept or skipped as --duplicates says, each one
+noted, and fails the merge otherwise (again leaving the output as it was); with
+--duplicates last a replaced copy stays in the output as a hole (barecat-defrag
+reclaims it). --symlink takes barecat inputs only. Legacy form: barecat-merge
+INPUT... --output OUT [--overwrite].
 
 Exit status: 0 success, 1 failure (nothing is left half-written) or entries of a
 tar or zip input skipped because of problems (each reported), 2 usage error.";
@@ -51,9 +56,15 @@ pub struct Args {
     /// Add to the output if it exists (files already in it win)
     #[arg(short, long, conflicts_with = "force")]
     pub append: bool,
-    /// Keep the first of several files with the same path instead of failing
-    #[arg(long)]
+    /// Keep the first of several files with the same path instead of failing (the
+    /// same as --duplicates first)
+    #[arg(long, conflicts_with = "duplicates")]
     pub ignore_duplicates: bool,
+    /// Several files with the same path (in two inputs, or twice in a tar input):
+    /// keep the first, the last, or fail (the default, checked before anything is
+    /// written where the inputs are barecat archives)
+    #[arg(long, value_enum, value_name = "WHICH")]
+    pub duplicates: Option<DuplicatesArg>,
     /// Link the inputs' shards instead of copying (see barecat-merge-symlink)
     #[arg(long, conflicts_with_all = ["append", "shard_size_limit"])]
     pub symlink: bool,
@@ -79,12 +90,22 @@ pub(crate) fn explain(e: Error, append_hint: bool) -> anyhow::Error {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let duplicates = match (args.duplicates, args.ignore_duplicates) {
+        (Some(d), _) => d.into(),
+        (None, true) => Duplicates::First,
+        (None, false) => Duplicates::Error,
+    };
     if args.symlink {
+        if duplicates == Duplicates::Last {
+            crate::usage!(
+                "--symlink keeps the first of several files with the same path, not the last"
+            );
+        }
         return super::merge_symlink::run(super::merge_symlink::Args {
             inputs: args.inputs,
             output: args.output,
             force: args.force,
-            ignore_duplicates: args.ignore_duplicates,
+            ignore_duplicates: duplicates == Duplicates::First,
             quiet: args.quiet,
         });
     }
@@ -97,7 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             OutputMode::New
         },
         shard_size_limit: args.limit.shard_size_limit,
-        ignore_duplicates: args.ignore_duplicates,
+        duplicates,
         crash_after_steps: args.crash_after_steps,
     };
     let progress = Progress::new(super::show_progress(args.quiet.quiet), "merging", None);

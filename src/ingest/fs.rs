@@ -74,11 +74,11 @@ pub(crate) enum Source {
 }
 
 impl Source {
-    /// The path for messages.
-    fn shown(&self) -> String {
+    /// The path for messages, raw (escaped where it is shown).
+    fn shown(&self) -> Vec<u8> {
         match self {
-            Source::Path(p) => lossy(p),
-            Source::At(d, name) => lossy(&d.fs.join(OsStr::from_bytes(name.to_bytes()))),
+            Source::Path(p) => raw(p),
+            Source::At(d, name) => raw(&d.fs.join(OsStr::from_bytes(name.to_bytes()))),
         }
     }
 
@@ -265,8 +265,14 @@ fn resolve(base: Option<&Path>, p: &Path) -> PathBuf {
     }
 }
 
-fn lossy(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
+/// A path's bytes, for messages (see [`printable`](crate::path::printable)).
+fn raw(p: &Path) -> Vec<u8> {
+    p.as_os_str().as_bytes().to_vec()
+}
+
+/// A path as messages show it.
+fn shown_path(p: &Path) -> String {
+    crate::path::printable(p.as_os_str().as_bytes()).into_owned()
 }
 
 /// A directory being walked.
@@ -300,7 +306,7 @@ impl Producer<'_, '_> {
         }
     }
 
-    fn problem(&mut self, path: impl Into<String>, detail: impl Into<String>) {
+    fn problem(&mut self, path: impl AsRef<[u8]>, detail: impl Into<String>) {
         self.send(Task::Item(Item::Problem(Problem::new(path, detail))));
     }
 
@@ -323,7 +329,7 @@ impl Producer<'_, '_> {
     /// Normalize a path as given; None (after reporting) when it cannot be stored.
     fn store_path(&mut self, given: &Path) -> Option<String> {
         let Some(text) = given.to_str() else {
-            self.problem(lossy(given), "file name is not valid UTF-8; skipped");
+            self.problem(raw(given), "file name is not valid UTF-8; skipped");
             return None;
         };
         if text.contains('\0') {
@@ -402,7 +408,7 @@ impl Producer<'_, '_> {
                     Ok(_) => format!("dangling symbolic link ({}); skipped", io_reason(&e)),
                     Err(_) => format!("{}; skipped", io_reason(&e)),
                 };
-                self.problem(lossy(given), detail);
+                self.problem(raw(given), detail);
                 return;
             }
         };
@@ -432,7 +438,7 @@ impl Producer<'_, '_> {
             Ok(x) => x,
             Err(e) => {
                 self.problem(
-                    lossy(given),
+                    raw(given),
                     format!("cannot open directory: {}; skipped", io_reason(&e)),
                 );
                 return;
@@ -447,7 +453,7 @@ impl Producer<'_, '_> {
     fn read_entries(&mut self, dir: &DirHandle) -> Vec<(CString, rfs::FileType)> {
         let fail = |me: &mut Self, e: rustix::io::Errno, what: &str| {
             let e = std::io::Error::from(e);
-            me.problem(lossy(&dir.fs), format!("{what}: {}", io_reason(&e)));
+            me.problem(raw(&dir.fs), format!("{what}: {}", io_reason(&e)));
         };
         let mut rd = match rfs::Dir::read_from(&dir.file) {
             Ok(rd) => rd,
@@ -541,7 +547,7 @@ impl Producer<'_, '_> {
                 continue;
             };
             let Ok(name_str) = name.to_str() else {
-                let shown = lossy(&top.dir.fs.join(OsStr::from_bytes(name.to_bytes())));
+                let shown = raw(&top.dir.fs.join(OsStr::from_bytes(name.to_bytes())));
                 self.problem(shown, "file name is not valid UTF-8; skipped");
                 continue;
             };
@@ -569,7 +575,7 @@ impl Producer<'_, '_> {
                         self.emit_open(Source::At(parent, name), &child)
                     }
                     Err(e) => {
-                        let shown = lossy(&parent.fs.join(name_str));
+                        let shown = raw(&parent.fs.join(name_str));
                         self.problem(
                             shown,
                             format!("cannot open directory: {}; skipped", io_reason(&e)),
@@ -584,7 +590,7 @@ impl Producer<'_, '_> {
                     self.emit_open(Source::At(parent, name), &child);
                 }
                 rfs::FileType::Unknown => {
-                    let shown = lossy(&parent.fs.join(name_str));
+                    let shown = raw(&parent.fs.join(name_str));
                     self.problem(shown, "vanished while the directory was listed; skipped");
                 }
                 _ => self.send(Task::Item(Item::Skipped(Skip::Special))),
@@ -600,7 +606,7 @@ impl Producer<'_, '_> {
                 Err(e) => {
                     let detail = format!("cannot read the list: {}", io_reason(&e));
                     self.send(Task::Item(Item::Fatal(crate::Error::Input {
-                        path: lossy(p),
+                        path: shown_path(p),
                         detail,
                     })));
                     return;
@@ -609,7 +615,7 @@ impl Producer<'_, '_> {
         };
         let name = match list {
             ListInput::Stdin => "standard input".to_string(),
-            ListInput::File(p) => lossy(p),
+            ListInput::File(p) => shown_path(p),
         };
         self.read_list(reader, &name);
     }
@@ -812,7 +818,7 @@ fn stream_file(
     seq: u64,
     file: File,
     st: rfs::Stat,
-    shown: String,
+    shown: Vec<u8>,
     path: String,
     meta: Meta,
     out: &Outlet,

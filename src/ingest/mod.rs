@@ -39,6 +39,7 @@ pub mod filter;
 pub mod fs;
 pub(crate) mod pipeline;
 pub mod tar;
+pub mod tar_reader;
 pub mod zip;
 
 pub use filter::Filter;
@@ -52,6 +53,22 @@ pub enum SymlinkPolicy {
     #[default]
     Skip,
     /// Report each one as a problem (skipped, exit status 1; stops with `strict`).
+    Error,
+}
+
+/// What to do with a file whose path an earlier entry of the same import already
+/// stored (a tar appended to with `tar -r`, the same path listed twice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Duplicates {
+    /// The last copy wins, as `tar -x` and Python's `tarfile` leave it: the earlier
+    /// copy's row is replaced by the later one (its bytes stay in the shard as a
+    /// hole, which `barecat-defrag` reclaims). Hard links take the copy their
+    /// target had when they came, as they do on extraction.
+    #[default]
+    Last,
+    /// The first copy stays; later ones are skipped.
+    First,
+    /// The first duplicate stops the import.
     Error,
 }
 
@@ -81,6 +98,13 @@ pub struct IngestOptions {
     pub commit_on_error: bool,
     /// Symbolic links in tar and zip inputs.
     pub symlinks: SymlinkPolicy,
+    /// Several entries of one path in the same input.
+    pub duplicates: Duplicates,
+    /// The caller chose `duplicates` (a command-line option): each duplicate is
+    /// noted on one line. Otherwise each one is a problem (the exit status is 1:
+    /// a copy that was not stored is never dropped silently), and with
+    /// [`Duplicates::First`] it reads "already in the archive (duplicate path)".
+    pub duplicates_chosen: bool,
     /// Include and exclude patterns.
     pub filter: Filter,
 }
@@ -97,6 +121,8 @@ impl Default for IngestOptions {
             skip_existing: false,
             commit_on_error: true,
             symlinks: SymlinkPolicy::Skip,
+            duplicates: Duplicates::default(),
+            duplicates_chosen: false,
             filter: Filter::default(),
         }
     }
@@ -112,16 +138,18 @@ impl IngestOptions {
 /// An entry that was skipped because of an error: one line naming it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
-    /// The entry as the user knows it: a file-system path or a member name.
+    /// The entry as the user knows it (a file-system path or a member name), as
+    /// messages show it: escaped by [`printable`].
     pub path: String,
     /// What went wrong.
     pub detail: String,
 }
 
 impl Problem {
-    pub fn new(path: impl Into<String>, detail: impl Into<String>) -> Problem {
+    /// A problem with the entry named `name` (raw bytes or text; escaped here).
+    pub fn new(name: impl AsRef<[u8]>, detail: impl Into<String>) -> Problem {
         Problem {
-            path: path.into(),
+            path: printable(name.as_ref()).into_owned(),
             detail: detail.into(),
         }
     }
@@ -136,27 +164,11 @@ impl Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", printable(&self.path), self.detail)
+        write!(f, "{}: {}", self.path, self.detail)
     }
 }
 
-/// A name with its control characters escaped (`\n`, `\0`, …), so that a message
-/// naming it stays on one line.
-pub fn printable(name: &str) -> std::borrow::Cow<'_, str> {
-    if !name.chars().any(char::is_control) {
-        return name.into();
-    }
-    name.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect::<String>()
-        .into()
-}
+pub use crate::path::printable;
 
 /// What an import reports while it runs, in input order.
 #[derive(Debug)]
@@ -190,6 +202,16 @@ pub struct Summary {
     pub hardlinks: u64,
     /// Entries already in the archive and skipped (resuming).
     pub existing: u64,
+    /// Files replaced by a later entry of the same path ([`Duplicates::Last`]).
+    pub replaced: u64,
+    /// Bytes of the replaced files, left in the shards as holes.
+    pub replaced_bytes: u64,
+    /// Of `replaced`, those reported as problems (counted in `problems` too: the
+    /// policy was not chosen).
+    pub replaced_reported: u64,
+    /// Later entries of a path already stored, skipped ([`Duplicates::First`],
+    /// when chosen).
+    pub duplicates_skipped: u64,
     /// Wall time.
     pub elapsed: Duration,
 }

@@ -30,9 +30,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
-use super::{Event, IngestOptions, Problem, Summary};
+use super::{Duplicates, Event, IngestOptions, Problem, Summary};
 use crate::entry::Meta;
 use crate::error::{Error, Result};
+use crate::path::printable;
 use crate::writer::ArchiveWriter;
 
 /// Budget charged for every item on top of its content (paths, bookkeeping).
@@ -386,9 +387,18 @@ fn consume(
 ) -> Result<Summary> {
     let start = Instant::now();
     let before = w.stats();
+    // Files this import adds start at or after this position: a later entry of
+    // the same path is a duplicate (anything before was in the archive already).
+    let from = w.position();
+    // A caller (a merge) may have asked for more: files of its earlier inputs.
+    let outer = w.replacing_since();
+    if opts.duplicates == Duplicates::Last {
+        w.replace_since(Some(outer.map_or(from, |o| o.min(from))));
+    }
     let mut apply = Apply {
         summary: Summary::default(),
         opts,
+        from,
         progress: (0, 0),
         last_progress: start,
     };
@@ -446,12 +456,13 @@ fn consume(
         }
     };
     release(next, &mut unreleased);
+    w.replace_since(outer);
     apply.flush_progress(sink, true);
     let stats = w.stats();
     let mut summary = apply.summary;
-    summary.files = stats.files - before.files;
-    summary.bytes = stats.bytes - before.bytes;
-    summary.dirs = stats.dirs - before.dirs;
+    summary.files = stats.files.saturating_sub(before.files);
+    summary.bytes = stats.bytes.saturating_sub(before.bytes);
+    summary.dirs = stats.dirs.saturating_sub(before.dirs);
     summary.elapsed = start.elapsed();
     match result {
         Ok(()) if pending.iter().all(Option::is_none) => Ok(summary),
@@ -475,6 +486,8 @@ fn consume(
 struct Apply<'a> {
     summary: Summary,
     opts: &'a IngestOptions,
+    /// Where this import's files start (see [`consume`]).
+    from: (u64, u64),
     progress: (u64, u64),
     last_progress: Instant,
 }
@@ -484,17 +497,70 @@ impl Apply<'_> {
         if self.opts.strict {
             // The run stops here: the entry is not "skipped".
             let detail = p.detail.strip_suffix("; skipped").unwrap_or(&p.detail);
-            return Err(Problem::new(p.path.clone(), detail).into_error());
+            return Err(Error::Input {
+                path: p.path.clone(),
+                detail: detail.to_string(),
+            });
         }
         self.summary.problems += 1;
         sink(Event::Problem(&p));
         Ok(())
     }
 
+    /// Report the files a later entry of their path replaced.
+    fn replaced(
+        &mut self,
+        w: &mut ArchiveWriter,
+        shown: &str,
+        sink: &mut dyn FnMut(Event),
+    ) -> Result<()> {
+        for old in w.take_replaced() {
+            self.summary.replaced += 1;
+            self.summary.replaced_bytes += old.size;
+            let detail = format!(
+                "duplicate name: replaces an earlier copy ({} byte{}), as extracting the \
+                 archive would",
+                old.size,
+                if old.size == 1 { "" } else { "s" }
+            );
+            if self.opts.duplicates_chosen {
+                sink(Event::Notice(&format!("{}: {detail}", printable(shown))));
+            } else {
+                let detail = format!(
+                    "{detail} (--duplicates last accepts this, --duplicates first keeps \
+                     the first copy)"
+                );
+                self.problem(Problem::new(shown, detail), sink)?;
+                self.summary.replaced_reported += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Was the file at `path` added by this import (a duplicate entry), rather than
+    /// in the archive before it?
+    fn added_here(&self, w: &ArchiveWriter, path: &str) -> bool {
+        matches!(w.index().file(path), Ok(Some(fi)) if (fi.shard, fi.offset) >= self.from)
+    }
+
     /// A writer error about one entry becomes a problem; anything else stops the run.
-    fn writer_error(&mut self, shown: &str, e: Error, sink: &mut dyn FnMut(Event)) -> Result<()> {
+    fn writer_error(
+        &mut self,
+        w: &ArchiveWriter,
+        shown: &str,
+        is_dir: bool,
+        e: Error,
+        sink: &mut dyn FnMut(Event),
+    ) -> Result<()> {
         if !e.is_per_member() {
             return Err(e);
+        }
+        if let Error::FileExists(p) = &e {
+            // A file where this import stored a file already (a directory there is a
+            // conflict of kinds, reported as such below).
+            if !is_dir && self.added_here(w, p) {
+                return self.duplicate(shown, sink);
+            }
         }
         if self.opts.skip_existing && matches!(e, Error::FileExists(_)) {
             // Added earlier in a batch not yet committed, which the producer's
@@ -515,6 +581,31 @@ impl Apply<'_> {
             other => format!("{other}; skipped"),
         };
         self.problem(Problem::new(shown, detail), sink)
+    }
+
+    /// A later entry of a path this import stored already (not replaced).
+    fn duplicate(&mut self, shown: &str, sink: &mut dyn FnMut(Event)) -> Result<()> {
+        match self.opts.duplicates {
+            Duplicates::Error => Err(Problem::new(
+                shown,
+                "duplicate name: an earlier entry has it (--duplicates first or last \
+                 chooses a copy)",
+            )
+            .into_error()),
+            _ if self.opts.duplicates_chosen => {
+                self.summary.duplicates_skipped += 1;
+                let note = format!(
+                    "{}: duplicate name: an earlier copy is kept, this one is skipped",
+                    printable(shown)
+                );
+                sink(Event::Notice(&note));
+                Ok(())
+            }
+            _ => self.problem(
+                Problem::new(shown, "already in the archive (duplicate path); skipped"),
+                sink,
+            ),
+        }
     }
 
     fn added(&mut self, bytes: u64, sink: &mut dyn FnMut(Event)) {
@@ -549,7 +640,7 @@ impl Apply<'_> {
         match item {
             Item::Dir { path, meta } => {
                 if let Err(e) = w.add_dir(&path, meta) {
-                    return self.writer_error(&path, e, sink);
+                    return self.writer_error(w, &path, true, e, sink);
                 }
             }
             Item::File {
@@ -560,8 +651,11 @@ impl Apply<'_> {
             } => {
                 let size = data.len() as u64;
                 match w.add_file_owned(&path, meta, data, Some(crc)) {
-                    Ok(_) => self.added(size, sink),
-                    Err(e) => return self.writer_error(&path, e, sink),
+                    Ok(_) => {
+                        self.added(size, sink);
+                        self.replaced(w, &path, sink)?;
+                    }
+                    Err(e) => return self.writer_error(w, &path, false, e, sink),
                 }
             }
             Item::Stream {
@@ -572,14 +666,14 @@ impl Apply<'_> {
             } => {
                 let mut pf = match w.begin_file(&path, meta, size) {
                     Ok(pf) => pf,
-                    Err(e) => return self.writer_error(&path, e, sink),
+                    Err(e) => return self.writer_error(w, &path, false, e, sink),
                 };
                 for chunk in chunks.iter() {
                     match chunk {
                         Chunk::Data(d) => {
                             if let Err(e) = w.write_chunk(&mut pf, &d) {
                                 w.abort_file(pf)?;
-                                return self.writer_error(&path, e, sink);
+                                return self.writer_error(w, &path, false, e, sink);
                             }
                             self.progress.1 += d.len() as u64;
                             self.flush_progress(sink, false);
@@ -591,8 +685,11 @@ impl Apply<'_> {
                     }
                 }
                 match w.finish_file(pf) {
-                    Ok(_) => self.added(0, sink),
-                    Err(e) => return self.writer_error(&path, e, sink),
+                    Ok(_) => {
+                        self.added(0, sink);
+                        self.replaced(w, &path, sink)?;
+                    }
+                    Err(e) => return self.writer_error(w, &path, false, e, sink),
                 }
             }
             Item::HardLink {
@@ -604,8 +701,9 @@ impl Apply<'_> {
                 Ok(fi) => {
                     self.summary.hardlinks += 1;
                     self.added(fi.size, sink);
+                    self.replaced(w, &shown, sink)?;
                 }
-                Err(e) => return self.writer_error(&shown, e, sink),
+                Err(e) => return self.writer_error(w, &shown, false, e, sink),
             },
             Item::Problem(p) => return self.problem(p, sink),
             Item::Skipped(kind) => match kind {

@@ -4,8 +4,17 @@
 //! Entries are read in central-directory order and decompressed on the reader
 //! threads, each with its own handle on the file.
 //!
-//! * Names ending in `/` are directories. Names are UTF-8 when they are valid UTF-8,
+//! * Names ending in `/` are directories (a trailing backslash does not make one,
+//!   as in unzip and Python's zipfile). Names are UTF-8 when they are valid UTF-8,
 //!   else decoded as CP437 (the zip default).
+//! * A name written on a file system where a backslash cannot be part of a name
+//!   (the entry's host is MS-DOS/FAT, NTFS or OS/2 HPFS) that holds backslashes and
+//!   no slash uses them as path separators (as some Windows tools write): they
+//!   become `/`, with a note, as Info-ZIP's unzip and bsdtar extract such names.
+//!   Python's zipfile keeps the backslashes (`d\e\` is a 0-byte file there); a
+//!   name from any other host keeps its backslashes as part of the name.
+//! * Several entries of one name: the zip reader keeps the last of each (as unzip
+//!   and zipfile extract them); this is reported, as [`Duplicates`] asks.
 //! * `mode` is the unix mode stored by the creator (Info-ZIP, Python) with its
 //!   file-type bits, or NULL when the zip holds none; `uid`/`gid` come from Info-ZIP's
 //!   "ux" extra field, else NULL.
@@ -26,12 +35,12 @@ use zip::read::ZipFile;
 use zip::ZipArchive;
 
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
-use super::{Event, IngestOptions, Problem, Summary, SymlinkPolicy};
+use super::{Duplicates, Event, IngestOptions, Problem, Summary, SymlinkPolicy};
 use crate::crc;
 use crate::entry::{Meta, S_IFDIR, S_IFMT, S_IFREG};
 use crate::error::{Error, IoContext, Result};
 use crate::index::Index;
-use crate::path as mpath;
+use crate::path::{self as mpath, printable};
 use crate::writer::ArchiveWriter;
 
 /// A file handle that reads with `pread`, so clones share nothing but the file.
@@ -90,6 +99,7 @@ enum Task {
 pub struct ZipSource {
     name: String,
     archive: ZipArchive<PRead>,
+    reader: PRead,
 }
 
 impl ZipSource {
@@ -105,11 +115,15 @@ impl ZipSource {
             pos: 0,
             len,
         };
-        let archive = ZipArchive::new(reader).map_err(|e| Error::Input {
+        let archive = ZipArchive::new(reader.clone()).map_err(|e| Error::Input {
             path: name.clone(),
             detail: format!("not a zip file, or a damaged one: {e}"),
         })?;
-        Ok(ZipSource { name, archive })
+        Ok(ZipSource {
+            name,
+            archive,
+            reader,
+        })
     }
 
     /// Number of entries.
@@ -155,7 +169,7 @@ pub(crate) fn run(
                     return;
                 }
             };
-            produce(archive, name_ref, opts, index.as_ref(), emit);
+            produce(archive, &src.reader, name_ref, opts, index.as_ref(), emit);
         },
         || {
             let mut archive = archive.clone();
@@ -176,6 +190,7 @@ pub(crate) fn run(
 
 fn produce(
     archive: &ZipArchive<PRead>,
+    reader: &PRead,
     name: &str,
     opts: &IngestOptions,
     existing: Option<&Index>,
@@ -184,12 +199,38 @@ fn produce(
     let problem =
         |shown: &str, detail: String| Task::Item(Item::Problem(Problem::new(shown, detail)));
     if archive.has_duplicate_names() {
-        let p = Problem::new(
-            name,
-            "holds several entries with the same name; only one of each is read",
-        );
-        if !emit(Task::Item(Item::Problem(p))) {
-            return;
+        // The zip reader keeps the last entry of each name (what unzip and Python's
+        // zipfile extract); the earlier ones cannot be read. Each name is reported.
+        let start = archive.central_directory_start();
+        for (raw, count) in repeated_names(reader.clone(), start) {
+            let detail = format!(
+                "{count} entries of this name: the last is stored (as unzip and Python's \
+                 zipfile extract it), the earlier ones are not"
+            );
+            let item = match opts.duplicates {
+                Duplicates::Error => Item::Fatal(
+                    Problem::new(
+                        &raw,
+                        format!(
+                            "duplicate name: {count} entries of this name (--duplicates last \
+                             stores the last)"
+                        ),
+                    )
+                    .into_error(),
+                ),
+                Duplicates::Last if opts.duplicates_chosen => {
+                    Item::Notice(format!("{}: {detail}", printable(&raw)))
+                }
+                Duplicates::First if opts.duplicates_chosen => Item::Problem(Problem::new(
+                    &raw,
+                    format!("{detail} (--duplicates first cannot be honoured for these)"),
+                )),
+                _ => Item::Problem(Problem::new(&raw, detail)),
+            };
+            let fatal = matches!(item, Item::Fatal(_));
+            if !emit(Task::Item(item)) || fatal {
+                return;
+            }
         }
     }
     for i in 0..archive.len() {
@@ -208,6 +249,28 @@ fn produce(
             Ok(n) => n.into_owned(),
             Err(_) => String::from_utf8_lossy(entry.name_raw()).into_owned(),
         };
+        // Written on a file system where '\' cannot be part of a name (FAT, NTFS,
+        // HPFS) and without any '/': the backslashes are path separators.
+        let windows = matches!(
+            entry.system(),
+            zip::System::Dos | zip::System::Os2 | zip::System::WindowsNTFS
+        );
+        let name_used = if windows && shown.contains('\\') && !shown.contains('/') {
+            let used = shown.replace('\\', "/");
+            let note = format!(
+                "{}: written on Windows with '\\' as the path separator: stored as \
+                 \"{}\", as unzip and bsdtar extract it (Python's zipfile keeps the \
+                 backslashes in the name)",
+                printable(&shown),
+                printable(&used)
+            );
+            if !emit(Task::Item(Item::Notice(note))) {
+                return;
+            }
+            used
+        } else {
+            shown.clone()
+        };
         let task = if entry.is_symlink() {
             match opts.symlinks {
                 SymlinkPolicy::Skip => Task::Item(Item::Skipped(Skip::Symlink)),
@@ -220,13 +283,15 @@ fn produce(
             Task::Item(Item::Skipped(Skip::Special))
         } else if entry.encrypted() {
             problem(&shown, "encrypted; skipped".into())
-        } else if shown.contains('\0') {
+        } else if name_used.contains('\0') {
             problem(&shown, "name holds a NUL character; not stored".into())
-        } else if let Some(reason) = mpath::unsafe_reason(&shown) {
+        } else if let Some(reason) = mpath::unsafe_reason(&name_used) {
             problem(&shown, format!("{reason}; not stored"))
         } else {
-            let norm = mpath::normalize(&shown);
-            let what = if entry.is_dir() {
+            let norm = mpath::normalize(&name_used);
+            // A name ending in '/' is a directory, as in unzip and Python's zipfile
+            // (a trailing backslash is not: see above).
+            let what = if name_used.ends_with('/') {
                 What::Dir
             } else {
                 What::File
@@ -290,15 +355,11 @@ fn load(
     };
     let mut meta = entry_meta(&entry);
     if let What::Dir = what {
-        meta.mode = meta
-            .mode
-            .map(|m| if m & S_IFMT == 0 { m | S_IFDIR } else { m });
+        meta.mode = meta.mode.map(|m| (m & !S_IFMT) | S_IFDIR);
         out.send_small(seq, Item::Dir { path, meta });
         return;
     }
-    meta.mode = meta
-        .mode
-        .map(|m| if m & S_IFMT == 0 { m | S_IFREG } else { m });
+    meta.mode = meta.mode.map(|m| (m & !S_IFMT) | S_IFREG);
     let size = entry.size();
     if size <= threshold {
         let Some(ticket) = out.reserve(seq, size) else {
@@ -369,6 +430,38 @@ fn load(
         )),
         Err(e) => fail(format!("cannot read: {e}; skipped")),
     }
+}
+
+/// The raw names that the central directory starting at `start` lists more than
+/// once, in order of first appearance, with their counts.
+fn repeated_names(reader: PRead, start: u64) -> Vec<(Vec<u8>, usize)> {
+    let mut r = io::BufReader::new(reader);
+    if r.seek(SeekFrom::Start(start)).is_err() {
+        return Vec::new();
+    }
+    let mut counts: std::collections::HashMap<Vec<u8>, usize> = Default::default();
+    let mut order = Vec::new();
+    let mut fixed = [0u8; 46];
+    while r.read_exact(&mut fixed).is_ok() && fixed[..4] == *b"PK\x01\x02" {
+        let le = |at: usize| u16::from_le_bytes([fixed[at], fixed[at + 1]]) as usize;
+        let (n, extra, comment) = (le(28), le(30), le(32));
+        let mut name = vec![0u8; n];
+        if r.read_exact(&mut name).is_err() || r.seek_relative((extra + comment) as i64).is_err() {
+            break;
+        }
+        let c = counts.entry(name.clone()).or_insert(0);
+        *c += 1;
+        if *c == 2 {
+            order.push(name);
+        }
+    }
+    order
+        .into_iter()
+        .map(|n| {
+            let c = counts[&n];
+            (n, c)
+        })
+        .collect()
 }
 
 fn entry_meta<R: Read>(entry: &ZipFile<'_, R>) -> Meta {

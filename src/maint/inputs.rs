@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::archive::Archive;
 use crate::entry::Order;
 use crate::error::{Error, Result};
+use crate::ingest::Duplicates;
 use crate::layout::Layout;
 
 /// What an input file is.
@@ -113,7 +114,7 @@ pub fn check_not_output(input: &Path, output: &Path) -> Result<()> {
 /// Which files of which source to leave out.
 #[derive(Debug, Default)]
 pub struct DuplicatePlan {
-    /// Per source, the paths stored by an earlier source.
+    /// Per source, the paths another source keeps.
     pub skip: Vec<HashSet<String>>,
     /// Total number of files left out.
     pub skipped: u64,
@@ -128,11 +129,14 @@ struct Stream<'a> {
 
 /// Walk the paths of all `sources` (label, archive) in path order at once. A path
 /// that is a file in one source and a directory in another is an error. A file path
-/// in several sources is an error too, unless `ignore_duplicates`: then the first
-/// source keeps it and the later ones are told to skip it.
+/// in several sources is an error too with [`Duplicates::Error`]; with
+/// [`Duplicates::First`] the first source keeps it and the later ones are told to
+/// skip it, with [`Duplicates::Last`] the last one keeps it, except that source 0
+/// keeps every path it has when `first_wins` (an output being appended to).
 pub fn plan_duplicates(
     sources: &[(&Path, &Archive)],
-    ignore_duplicates: bool,
+    duplicates: Duplicates,
+    first_wins: bool,
 ) -> Result<DuplicatePlan> {
     let mut streams: Vec<Stream<'_>> = Vec::new();
     for (k, (_, archive)) in sources.iter().enumerate() {
@@ -193,15 +197,19 @@ pub fn plan_duplicates(
             )));
         }
         if files.len() > 1 {
-            if !ignore_duplicates {
-                return Err(Error::DuplicatePath {
-                    path,
-                    first: sources[files[0]].0.to_path_buf(),
-                    second: sources[files[1]].0.to_path_buf(),
-                });
-            }
-            for &later in &files[1..] {
-                plan.skip[later].insert(path.clone());
+            let keep = match duplicates {
+                Duplicates::Error => {
+                    return Err(Error::DuplicatePath {
+                        path,
+                        first: sources[files[0]].0.to_path_buf(),
+                        second: sources[files[1]].0.to_path_buf(),
+                    })
+                }
+                Duplicates::Last if !(first_wins && files[0] == 0) => files[files.len() - 1],
+                _ => files[0],
+            };
+            for &other in files.iter().filter(|&&f| f != keep) {
+                plan.skip[other].insert(path.clone());
                 plan.skipped += 1;
             }
         }

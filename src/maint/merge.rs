@@ -2,9 +2,12 @@
 //!
 //! Only the bytes of the files that end up in the output are read and written:
 //! never the holes or trailing bytes of an input, never the bytes of a duplicate
-//! that is left out. All conflicts (a path that is a file in one input and a
-//! directory in another; a file path in two inputs without `ignore_duplicates`) are
-//! found before anything is written.
+//! that is left out. All conflicts between barecat inputs (a path that is a file in
+//! one input and a directory in another; a file path in two inputs with
+//! [`Duplicates::Error`]) are found before anything is written. The paths of tar
+//! and zip inputs are known only while they are read: with [`Duplicates::Last`], a
+//! file of theirs that replaces an earlier input's copy (or a later input's file
+//! that replaces theirs) leaves the replaced bytes as a hole in the output.
 //!
 //! A new output is built under a temporary name next to it and renamed into place
 //! when complete, so a failure leaves nothing behind (and `-f` replaces the old
@@ -22,13 +25,14 @@ use crate::archive::Archive;
 use crate::crc;
 use crate::entry::{FileInfo, Order};
 use crate::error::{Error, Result};
-use crate::ingest::{self, Event, IngestOptions};
+use crate::ingest::{self, Duplicates, Event, IngestOptions};
 use crate::layout::Layout;
 use crate::maint::inputs::{
     check_not_output, classify, install, open_barecat, plan_duplicates, remove_stale_temps,
     temp_name, InputKind,
 };
 use crate::maint::span::{Span, SpanLimits};
+use crate::path::printable;
 use crate::progress::Progress;
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
@@ -41,6 +45,10 @@ const RUN: SpanLimits = SpanLimits {
     hole: 64 << 10,
     bytes: RUN_BYTES,
 };
+
+/// How messages about a duplicate path end.
+const DUPLICATE_HINT: &str =
+    " (use --ignore-duplicates to keep the first, --duplicates last to keep the last)";
 
 /// What to do with an output that exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,8 +69,10 @@ pub struct MergeOptions {
     /// Shard size limit of the output (`None`: unlimited for a new output, the
     /// stored one when appending).
     pub shard_size_limit: Option<u64>,
-    /// Keep the first of several files with the same path instead of failing.
-    pub ignore_duplicates: bool,
+    /// Several files with the same path (in two inputs, or twice in a tar input):
+    /// fail ([`Duplicates::Error`]), or keep the first or the last. With
+    /// [`OutputMode::Append`], files already in the output always win.
+    pub duplicates: Duplicates,
     /// End the process abruptly after this many steps of putting a new output in
     /// place (removing the old one, renaming each shard, renaming the index), as a
     /// crash would (for tests of crash safety).
@@ -94,20 +104,24 @@ enum Source {
 }
 
 /// Add the entries of a tar or zip input to `w` through the ingest importers. Their
-/// paths are known only while reading: a path the output already has is skipped with
-/// `ignore_duplicates`, and stops the merge otherwise (the output, built under a
-/// temporary name or appended in one transaction, is then left as it was). Returns
-/// the duplicates skipped and the entries skipped because of other problems (each
-/// one reported).
+/// paths are known only while reading: a path the output already has (from an
+/// earlier input, or twice in this one) is skipped or replaced as `duplicates` says
+/// (each one noted), and stops the merge with [`Duplicates::Error`] (the output,
+/// built under a temporary name or appended in one transaction, is then left as it
+/// was). Returns the duplicates left out and the entries skipped because of other
+/// problems (each one reported).
 fn import_foreign(
     w: &mut ArchiveWriter,
     path: &Path,
-    ignore_duplicates: bool,
+    duplicates: Duplicates,
     progress: &Progress,
 ) -> Result<(u64, u64)> {
+    let error = duplicates == Duplicates::Error;
     let opts = IngestOptions {
-        strict: !ignore_duplicates,
-        skip_existing: ignore_duplicates,
+        strict: error,
+        skip_existing: !error,
+        duplicates,
+        duplicates_chosen: true,
         // The merge commits, or rolls back, as a whole.
         commit_on_error: false,
         ..IngestOptions::default()
@@ -119,13 +133,13 @@ fn import_foreign(
         Event::Total { .. } => {}
     };
     match ingest::import_archive(w, path, &opts, &mut sink) {
-        Ok(s) => Ok((s.existing, s.problems)),
+        Ok(s) => Ok((s.existing + s.duplicates_skipped + s.replaced, s.problems)),
         Err(Error::Input {
             path: member,
             detail,
         }) => {
             let hint = if detail.contains("duplicate path") {
-                " (use --ignore-duplicates to keep the first)"
+                DUPLICATE_HINT
             } else {
                 ""
             };
@@ -196,8 +210,12 @@ pub fn merge(
             position.push(None);
         }
     }
-    let ignore = opts.ignore_duplicates || append;
-    let plan = plan_duplicates(&listed, ignore)?;
+    // Appending, files already in the output win and other duplicates are left out.
+    let duplicates = match opts.duplicates {
+        Duplicates::Error if append => Duplicates::First,
+        d => d,
+    };
+    let plan = plan_duplicates(&listed, duplicates, append)?;
     drop(listed);
     drop(existing);
     let total: u64 = sources
@@ -250,20 +268,29 @@ pub fn merge(
             // merge) left: no row refers to them, and this writer holds the lock.
             w.trim_garbage()?;
         }
+        if duplicates == Duplicates::Last {
+            // A later input's file replaces an earlier input's copy that the plan
+            // could not see (one of a tar or zip input); the output's own files
+            // stay.
+            w.replace_since(Some(w.position()));
+        }
         let empty = HashSet::new();
         for (k, (p, s)) in inputs.iter().zip(&sources).enumerate() {
             match s {
                 Source::Barecat(a) => {
                     let skip = position[k].map_or(&empty, |i| &plan.skip[i]);
-                    report.duplicates_skipped += copy_archive(w, p, a, skip, ignore, progress)?;
+                    report.duplicates_skipped +=
+                        copy_archive(w, p, a, skip, duplicates != Duplicates::Error, progress)?;
+                    report.duplicates_skipped += w.take_replaced().len() as u64;
                 }
                 Source::Foreign => {
-                    let (dups, problems) = import_foreign(w, p, ignore, progress)?;
+                    let (dups, problems) = import_foreign(w, p, duplicates, progress)?;
                     report.duplicates_skipped += dups;
                     report.problems += problems;
                 }
             }
         }
+        w.replace_since(None);
         // Committed here, so that a failure still finds the writer to undo it with.
         w.commit()?;
         let stats = writer.take().expect("opened above").finish()?;
@@ -378,10 +405,8 @@ impl Dups<'_> {
                 Ok(None)
             }
             Err(Error::FileExists(p)) => Err(Error::Input {
-                path: format!("{}: {p}", self.input.display()),
-                detail: "already in the output from an earlier input (use --ignore-duplicates \
-                         to keep the first)"
-                    .into(),
+                path: format!("{}: {}", self.input.display(), printable(&p)),
+                detail: format!("already in the output from an earlier input{DUPLICATE_HINT}"),
             }),
             Err(e) => Err(e),
         }
