@@ -4,6 +4,11 @@
 //! archive keeps its index at `P-sqlite-index` with the same shard names. Shards are
 //! discovered by parsing the numbers in their names, so numbering gaps are seen and
 //! reported instead of papered over.
+//!
+//! Companion files are optional parts of our own named `P<suffix>` in both naming
+//! conventions (the B-tree sidecar `P-btreemeta`, …; see [`COMPANION_SUFFIXES`]).
+//! They go wherever the archive goes: removed with it, renamed with it when a
+//! finished output is put in place.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -16,6 +21,12 @@ use crate::error::{Error, IoContext, Result};
 const SHARD_INFIX: &str = "-shard-";
 const LEGACY_INDEX_SUFFIX: &str = "-sqlite-index";
 const SIDE_SUFFIXES: [&str; 3] = ["-journal", "-wal", "-shm"];
+/// The B-tree sidecar's suffix: `P-btreemeta` (see [`crate::sidecar`]).
+pub const SIDECAR_SUFFIX: &str = "-btreemeta";
+/// Suffixes of the companion files of an archive `P`: files named `P<suffix>` that
+/// belong to it and are removed, renamed and replaced with it. A companion's
+/// `.tmp` sibling (a write in progress) is removed with it too.
+pub const COMPANION_SUFFIXES: &[&str] = &[SIDECAR_SUFFIX];
 
 /// The file names of one archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +90,58 @@ impl Layout {
     /// True for the legacy `P-sqlite-index` naming.
     pub fn is_legacy(&self) -> bool {
         self.legacy
+    }
+
+    /// The B-tree sidecar: `P-btreemeta`, beside the index in both namings.
+    pub fn sidecar(&self) -> PathBuf {
+        with_suffix(&self.base, SIDECAR_SUFFIX)
+    }
+
+    /// The companion files of the archive (whether they exist or not).
+    pub fn companion_files(&self) -> Vec<PathBuf> {
+        COMPANION_SUFFIXES
+            .iter()
+            .map(|s| with_suffix(&self.base, s))
+            .collect()
+    }
+
+    /// Remove the companion files of the archive at `path` (and their `.tmp`
+    /// siblings). Missing ones are fine.
+    pub fn remove_companions(path: impl AsRef<Path>) -> Result<()> {
+        for c in Layout::current(path).companion_files() {
+            for p in [with_suffix(&c, ".tmp"), c] {
+                match fs::remove_file(&p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(Error::io(&p, e)),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Put the companion files of the archive at `from` in place for the archive at
+    /// `to`: each one `from` has is renamed over `to`'s, and each one it lacks is
+    /// removed from `to` (an old one would describe another archive). Called after
+    /// the index of `to` is in place; callers also [`remove_companions`] of `to`
+    /// before putting its index in place, so that no old companion ever sits
+    /// beside the new index.
+    ///
+    /// [`remove_companions`]: Layout::remove_companions
+    pub fn move_companions(from: &Path, to: &Path) -> Result<()> {
+        let (from, to) = (Layout::current(from), Layout::current(to));
+        for (src, dest) in from.companion_files().into_iter().zip(to.companion_files()) {
+            match fs::rename(&src, &dest) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::remove_file(&dest) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(Error::io(&dest, e)),
+                },
+                Err(e) => return Err(Error::io(&dest, e)),
+            }
+        }
+        Ok(())
     }
 
     /// The path of shard `n`: `P-shard-{n:05}`.
@@ -183,13 +246,19 @@ impl Layout {
     }
 
     /// Remove every part of the archive at `path`: the index under both names, all
-    /// shards (symbolic links are removed, not their targets; dangling ones too), and
-    /// the SQLite side files. Missing parts are fine.
+    /// shards (symbolic links are removed, not their targets; dangling ones too), the
+    /// SQLite side files and the companion files. Missing parts are fine.
     pub fn remove(path: impl AsRef<Path>) -> Result<()> {
         let base = path.as_ref();
         let current = Layout::current(base);
         let legacy_index = with_suffix(base, LEGACY_INDEX_SUFFIX);
-        let mut victims = vec![base.to_path_buf(), legacy_index.clone()];
+        // Companions first: a removal cut short never leaves one beside a new index.
+        let mut victims = Vec::new();
+        for c in current.companion_files() {
+            victims.push(with_suffix(&c, ".tmp"));
+            victims.push(c);
+        }
+        victims.extend([base.to_path_buf(), legacy_index.clone()]);
         victims.extend(current.side_files());
         victims.extend(SIDE_SUFFIXES.iter().map(|s| with_suffix(&legacy_index, s)));
         victims.extend(current.shard_files()?.into_iter().map(|s| s.path));

@@ -42,6 +42,7 @@ pub mod read_pool;
 pub mod repair;
 pub mod schema;
 pub mod shard;
+pub mod sidecar;
 pub mod size;
 pub mod writer;
 

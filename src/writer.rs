@@ -71,6 +71,10 @@ pub struct WriterOptions {
     /// file system does it. Default: on, unless the environment variable
     /// `BARECAT_DIRECT_IO` is `0`.
     pub direct_io: bool,
+    /// Write the archive's B-tree sidecar ([`crate::sidecar`]) when the writer
+    /// finishes. Default: on. (Whatever this says, an old sidecar is removed when
+    /// the writer opens, since the index is about to change.)
+    pub sidecar: bool,
 }
 
 impl Default for WriterOptions {
@@ -82,6 +86,7 @@ impl Default for WriterOptions {
             commit_interval: Duration::from_secs(3),
             commit_bytes: 256 << 20,
             direct_io: std::env::var_os("BARECAT_DIRECT_IO").is_none_or(|v| v != "0"),
+            sidecar: true,
         }
     }
 }
@@ -181,7 +186,7 @@ pub struct ArchiveWriter {
     _lock: File,
 }
 
-fn lock_index(path: &Path) -> Result<File> {
+pub(crate) fn lock_index(path: &Path) -> Result<File> {
     let f = OpenOptions::new().read(true).open(path).at(path)?;
     let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc != 0 {
@@ -225,6 +230,11 @@ impl ArchiveWriter {
             }
             _ => !exists,
         };
+        // The sidecar describes the index as it is now: it goes before anything
+        // below can change the index (rolling back a hot journal, creating the
+        // schema, repairing an interrupted bulk operation, the writes themselves),
+        // so that a killed writer never leaves one describing another index.
+        crate::sidecar::remove(&Layout::current(path))?;
         // A writer killed while creating the index leaves an empty database: adding
         // to it (resuming) starts the archive anew.
         if !create
@@ -875,12 +885,17 @@ impl ArchiveWriter {
         self.maybe_commit()
     }
 
-    /// Commit, make sure shard 0 exists, and return what was added.
+    /// Commit, make sure shard 0 exists, write the sidecar (best effort, unless
+    /// [`WriterOptions::sidecar`] is off), and return what was added.
     pub fn finish(mut self) -> Result<WriteStats> {
         self.commit()?;
         self.shards.sync()?;
         shard::ensure_first_shard(&self.layout)?;
         let _ = self.index.conn().execute_batch("PRAGMA optimize");
+        if self.opts.sidecar {
+            // Still holding the writer lock: no writer of ours can run meanwhile.
+            crate::sidecar::emit_best_effort(&self.layout, self.index.conn());
+        }
         Ok(self.stats)
     }
 

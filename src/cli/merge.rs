@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::common::{Quiet, ShardLimit};
+use super::common::{NoSidecar, Quiet, ShardLimit};
 use crate::maint::merge::{merge, MergeOptions, OutputMode};
 use crate::progress::Progress;
 use crate::size::human;
@@ -61,6 +61,8 @@ pub struct Args {
     pub limit: ShardLimit,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub sidecar: NoSidecar,
     /// End abruptly after N steps of putting the output in place (for tests)
     #[arg(long, hide = true, value_name = "N")]
     pub crash_after_steps: Option<u64>,
@@ -86,6 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             force: args.force,
             ignore_duplicates: args.ignore_duplicates,
             quiet: args.quiet,
+            sidecar: args.sidecar,
         });
     }
     let opts = MergeOptions {
@@ -99,6 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         shard_size_limit: args.limit.shard_size_limit,
         ignore_duplicates: args.ignore_duplicates,
         crash_after_steps: args.crash_after_steps,
+        sidecar: args.sidecar.enabled(),
     };
     let progress = Progress::new(super::show_progress(args.quiet.quiet), "merging", None);
     let r = merge(&args.output, &args.inputs, &opts, &progress).map_err(|e| explain(e, true))?;

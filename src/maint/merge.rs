@@ -67,6 +67,8 @@ pub struct MergeOptions {
     /// place (removing the old one, renaming each shard, renaming the index), as a
     /// crash would (for tests of crash safety).
     pub crash_after_steps: Option<u64>,
+    /// Write the output's B-tree sidecar ([`crate::sidecar`]).
+    pub sidecar: bool,
 }
 
 /// What [`merge`] did.
@@ -233,6 +235,7 @@ pub fn merge(
         } else {
             defaults.commit_bytes
         },
+        sidecar: opts.sidecar,
         ..defaults
     };
     let mut report = MergeReport {

@@ -1,0 +1,169 @@
+//! Checking a sidecar against its local index: every rule of the format's
+//! validation list, freshness, and every page equal to the index's page. Used by
+//! `barecat-sidecar --check` and by `barecat-verify` (which reports anything but a
+//! valid sidecar as a warning, never as a problem of the archive).
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::format::{page_range, parse, PageMap, Rejection, RejectionKind, SQLITE_HEADER_LEN};
+use crate::error::{Error, IoContext, Result, SqlContext};
+use crate::index::Index;
+use crate::layout::Layout;
+
+/// The verdict on a sidecar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Fresh, well-formed, every page equal to the index's.
+    Valid,
+    /// No sidecar file.
+    Missing,
+    /// Another format or a newer version: treated as absent.
+    Absent,
+    /// Describes another state of the index.
+    Stale,
+    /// Damaged or malformed.
+    Corrupt,
+}
+
+/// The result of [`check`].
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub archive: PathBuf,
+    pub sidecar: PathBuf,
+    pub status: Status,
+    /// The reason's code ([`Rejection::code`]) unless valid or missing.
+    pub reason: Option<&'static str>,
+    /// One line: what is wrong, or a summary of a valid sidecar.
+    pub message: String,
+    /// Of a sidecar that parsed.
+    pub page_size: Option<u32>,
+    pub pages: Option<u32>,
+    /// Size of the sidecar file (when there is one) and of the index.
+    pub bytes: Option<u64>,
+    pub index_bytes: u64,
+    #[serde(skip)]
+    pub rejection: Option<Rejection>,
+}
+
+impl CheckReport {
+    pub fn is_valid(&self) -> bool {
+        self.status == Status::Valid
+    }
+}
+
+fn read_exact_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read_at(&mut buf[got..], at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Compare every page of `map` with the index file (freshness first, from page 1).
+fn compare(map: &PageMap, index: &File, index_path: &Path) -> Result<Result<(), Rejection>> {
+    let ps = map.page_size() as usize;
+    let mut buf = vec![0u8; ps.max(SQLITE_HEADER_LEN)];
+    let got = read_exact_at(index, &mut buf[..ps], 0).at(index_path)?;
+    if let Err(r) = map.check_fresh(&buf[..got]) {
+        return Ok(Err(r));
+    }
+    for (pageno, page) in map.pages() {
+        let got = read_exact_at(
+            index,
+            &mut buf[..ps],
+            page_range(pageno, map.page_size()).start,
+        )
+        .at(index_path)?;
+        if got != ps || buf[..ps] != *page {
+            return Ok(Err(Rejection::PageDiffers { pageno }));
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Check the sidecar of the archive at `archive` against its index. `Err` only
+/// when the index itself cannot be read; a missing or bad sidecar is a report.
+pub fn check(archive: &Path) -> Result<CheckReport> {
+    let layout = Layout::resolve(archive);
+    let index_path = layout.index().to_path_buf();
+    if !index_path.is_file() {
+        return Err(Error::ArchiveNotFound {
+            path: archive.to_path_buf(),
+        });
+    }
+    let sidecar = layout.sidecar();
+    let index = File::open(&index_path).at(&index_path)?;
+    let index_bytes = index.metadata().at(&index_path)?.len();
+    let mut report = CheckReport {
+        archive: archive.to_path_buf(),
+        sidecar: sidecar.clone(),
+        status: Status::Missing,
+        reason: None,
+        message: "no sidecar".into(),
+        page_size: None,
+        pages: None,
+        bytes: None,
+        index_bytes,
+        rejection: None,
+    };
+    let bytes = match std::fs::read(&sidecar) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(report),
+        Err(e) => return Err(Error::io(&sidecar, e)),
+    };
+    report.bytes = Some(bytes.len() as u64);
+    let verdict = match parse(&bytes, index_bytes) {
+        Err(r) => Err(r),
+        Ok(map) => {
+            report.page_size = Some(map.page_size());
+            report.pages = Some(map.len() as u32);
+            // A read transaction keeps writers out while the pages are compared
+            // (SQLite rolls back a hot journal first, so the file is committed
+            // state).
+            let idx = Index::open_read(&index_path)?;
+            let conn = idx.conn();
+            conn.execute_batch("BEGIN").at(&index_path)?;
+            let r = conn
+                .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
+                .at(&index_path)
+                .and_then(|()| compare(&map, &index, &index_path));
+            let _ = conn.execute_batch("COMMIT");
+            let r = r?;
+            r.map(|()| map)
+        }
+    };
+    match verdict {
+        Ok(map) => {
+            report.status = Status::Valid;
+            report.message = format!(
+                "valid: {} pages of {} bytes, {} bytes ({:.2}% of the index)",
+                map.len(),
+                map.page_size(),
+                bytes.len(),
+                100.0 * bytes.len() as f64 / index_bytes.max(1) as f64
+            );
+        }
+        Err(r) => {
+            report.status = match r.kind() {
+                RejectionKind::Absent => Status::Absent,
+                RejectionKind::Stale => Status::Stale,
+                RejectionKind::Corrupt => Status::Corrupt,
+            };
+            report.reason = Some(r.code());
+            report.message = r.to_string();
+            report.rejection = Some(r);
+        }
+    }
+    Ok(report)
+}
