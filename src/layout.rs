@@ -25,7 +25,8 @@ const SIDE_SUFFIXES: [&str; 3] = ["-journal", "-wal", "-shm"];
 pub const SIDECAR_SUFFIX: &str = "-btreemeta";
 /// Suffixes of the companion files of an archive `P`: files named `P<suffix>` that
 /// belong to it and are removed, renamed and replaced with it. A companion's
-/// `.tmp` sibling (a write in progress) is removed with it too.
+/// `.tmp` sibling (a write in progress) is removed with it too. A directory under a
+/// companion's name is not ours: it is left alone.
 pub const COMPANION_SUFFIXES: &[&str] = &[SIDECAR_SUFFIX];
 
 /// The file names of one archive.
@@ -106,16 +107,12 @@ impl Layout {
     }
 
     /// Remove the companion files of the archive at `path` (and their `.tmp`
-    /// siblings). Missing ones are fine.
+    /// siblings). Missing ones are fine; a directory under such a name is not ours
+    /// and is left alone.
     pub fn remove_companions(path: impl AsRef<Path>) -> Result<()> {
         for c in Layout::current(path).companion_files() {
-            for p in [with_suffix(&c, ".tmp"), c] {
-                match fs::remove_file(&p) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(Error::io(&p, e)),
-                }
-            }
+            remove_companion(&with_suffix(&c, ".tmp"))?;
+            remove_companion(&c)?;
         }
         Ok(())
     }
@@ -125,19 +122,26 @@ impl Layout {
     /// removed from `to` (an old one would describe another archive). Called after
     /// the index of `to` is in place; callers also [`remove_companions`] of `to`
     /// before putting its index in place, so that no old companion ever sits
-    /// beside the new index.
+    /// beside the new index. A directory in the way of a companion is left alone
+    /// (with a warning) and the companion dropped.
     ///
     /// [`remove_companions`]: Layout::remove_companions
     pub fn move_companions(from: &Path, to: &Path) -> Result<()> {
         let (from, to) = (Layout::current(from), Layout::current(to));
         for (src, dest) in from.companion_files().into_iter().zip(to.companion_files()) {
+            if fs::symlink_metadata(&dest).is_ok_and(|m| m.is_dir()) {
+                if fs::symlink_metadata(&src).is_ok() {
+                    log::warn!(
+                        "{}: a directory is in the way; not put in place",
+                        dest.display()
+                    );
+                    remove_companion(&src)?;
+                }
+                continue;
+            }
             match fs::rename(&src, &dest) {
                 Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::remove_file(&dest) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(Error::io(&dest, e)),
-                },
+                Err(e) if e.kind() == io::ErrorKind::NotFound => remove_companion(&dest)?,
                 Err(e) => return Err(Error::io(&dest, e)),
             }
         }
@@ -253,12 +257,8 @@ impl Layout {
         let current = Layout::current(base);
         let legacy_index = with_suffix(base, LEGACY_INDEX_SUFFIX);
         // Companions first: a removal cut short never leaves one beside a new index.
-        let mut victims = Vec::new();
-        for c in current.companion_files() {
-            victims.push(with_suffix(&c, ".tmp"));
-            victims.push(c);
-        }
-        victims.extend([base.to_path_buf(), legacy_index.clone()]);
+        Layout::remove_companions(base)?;
+        let mut victims = vec![base.to_path_buf(), legacy_index.clone()];
         victims.extend(current.side_files());
         victims.extend(SIDE_SUFFIXES.iter().map(|s| with_suffix(&legacy_index, s)));
         victims.extend(current.shard_files()?.into_iter().map(|s| s.path));
@@ -275,6 +275,16 @@ impl Layout {
             }
         }
         Ok(())
+    }
+}
+
+/// Remove the companion file at `p`: missing is fine, a directory is left alone.
+fn remove_companion(p: &Path) -> Result<()> {
+    match fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => fs::remove_file(p).at(p),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(p, e)),
     }
 }
 

@@ -892,11 +892,18 @@ impl ArchiveWriter {
         self.shards.sync()?;
         shard::ensure_first_shard(&self.layout)?;
         let _ = self.index.conn().execute_batch("PRAGMA optimize");
-        if self.opts.sidecar {
+        self.write_sidecar();
+        Ok(self.stats)
+    }
+
+    /// Write the archive's sidecar (best effort) unless [`WriterOptions::sidecar`]
+    /// is off: what [`finish`](Self::finish) does last, for callers that end
+    /// without finishing because they changed nothing.
+    pub fn write_sidecar(&self) {
+        if self.opts.sidecar && self.index.conn().is_autocommit() {
             // Still holding the writer lock: no writer of ours can run meanwhile.
             crate::sidecar::emit_best_effort(&self.layout, self.index.conn());
         }
-        Ok(self.stats)
     }
 
     // ------------------------------------------------------------------ recovery

@@ -388,6 +388,7 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     // No holes and no trailing bytes anywhere: nothing can be given back.
     if physical == live {
         report.nothing_to_do = true;
+        writer.write_sidecar();
         return Ok(report);
     }
     let steps = Steps {

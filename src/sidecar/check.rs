@@ -117,6 +117,10 @@ pub fn check(archive: &Path) -> Result<CheckReport> {
         index_bytes,
         rejection: None,
     };
+    if sidecar.is_dir() {
+        report.message = "no sidecar (a directory is in the way)".into();
+        return Ok(report);
+    }
     let bytes = match std::fs::read(&sidecar) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(report),

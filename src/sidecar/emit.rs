@@ -280,13 +280,19 @@ pub fn rebuild(archive: &Path, level: i32) -> Result<Written, Refusal> {
 
 /// Remove the sidecar of `layout` (and a temporary one a killed writer left).
 /// Returns whether there was one. The directory is synced after a removal, so that
-/// the sidecar cannot come back after a crash while the index changes.
+/// the sidecar cannot come back after a crash while the index changes. A directory
+/// under the sidecar's name is not a sidecar (no reader can take it for one): it is
+/// left alone.
 pub fn remove(layout: &Layout) -> Result<bool> {
     let path = layout.sidecar();
     let mut removed = false;
     for p in [path.clone(), temp_path(layout)] {
-        match fs::remove_file(&p) {
-            Ok(()) => removed = true,
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                fs::remove_file(&p).at(&p)?;
+                removed = true;
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(&p, e)),
         }
