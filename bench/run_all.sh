@@ -19,4 +19,5 @@ python3 export.py --rounds "$rounds"
 python3 verify.py --rounds "$rounds"
 python3 maint.py --rounds "$rounds"
 python3 rebuild.py --rounds "$rounds"
+python3 sidecar.py --rounds "$rounds"; rm -f work/sidecar-*
 ls -l results/

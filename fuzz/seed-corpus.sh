@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 out=corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$out"/{tar_import,zip_import,archive_bytes,archive_rows}
+mkdir -p "$out"/{tar_import,zip_import,archive_bytes,archive_rows,sidecar_parse}
 
 # A small tree with every kind of member.
 t=$tmp/tree
@@ -107,5 +107,26 @@ idx = open(p, "rb").read()
 open(f"{out}/archive_bytes/small", "wb").write(struct.pack("<I", len(idx)) + idx + b"hello" + b"abc")
 for i in range(8):
     open(f"{out}/archive_rows/op{i}", "wb").write(bytes([i * 37 % 256, i]) + os.urandom(9))
+# sidecar_parse: index length (u32 LE), page-1 length (u16 LE), page 1, sidecar. The
+# sidecars bundle every page of the small index (512-byte pages), compressed with
+# the zstd program (with and without a checksum), plus a page-1-only one.
+import subprocess
+ps = 512
+n = len(idx) // ps
+def sidecar(pagenos, extra=()):
+    first = 8 + 8 * len(pagenos)
+    body = struct.pack("<II", ps, len(pagenos)) + b"".join(
+        struct.pack("<II", p, first + i * ps) for i, p in enumerate(pagenos)
+    ) + b"".join(idx[(p - 1) * ps : p * ps] for p in pagenos)
+    frame = subprocess.run(["zstd", "-q", "-3", "-c", *extra], input=body,
+                           capture_output=True, check=True).stdout
+    return b"SFBTM\0\0\0" + struct.pack("<I", 3) + frame
+def seed(name, blob, p1=idx[:ps]):
+    open(f"{out}/sidecar_parse/{name}", "wb").write(
+        struct.pack("<IH", len(idx), len(p1)) + p1 + blob)
+seed("all-pages", sidecar(list(range(1, n + 1)), ["--no-check"]))
+seed("all-pages-checksum", sidecar(list(range(1, n + 1))))
+seed("page1-header-only", sidecar([1]), idx[:100])
+seed("other-format", b"SQPC\0\0\0\0" + bytes(40))
 PY
 du -sh "$out"/*

@@ -92,12 +92,17 @@ pub enum Rejection {
     },
     /// Page number 0, or one past the database size recorded in page 1.
     PageOutOfRange { pageno: u32, pages: u32 },
-    /// A page whose bytes run past the end of the body.
+    /// A page whose bytes lie outside the page area (inside the page table, or
+    /// past the end of the body).
     OffsetOutOfBounds {
         pageno: u32,
         offset: u32,
         body_len: usize,
     },
+    /// A page whose bytes overlap those of the page before it (pages are stored in
+    /// table order, one after the other): without this, a small body could list
+    /// the same bytes millions of times.
+    OverlappingPages { pageno: u32, offset: u32 },
     /// Page 1 is missing: freshness cannot be checked.
     NoPage1,
     /// Page 1 in the sidecar is not an SQLite header for the body's page size.
@@ -133,6 +138,7 @@ impl Rejection {
             Rejection::NotAscending { .. } => "not_ascending",
             Rejection::PageOutOfRange { .. } => "page_out_of_range",
             Rejection::OffsetOutOfBounds { .. } => "offset_out_of_bounds",
+            Rejection::OverlappingPages { .. } => "overlapping_pages",
             Rejection::NoPage1 => "no_page_1",
             Rejection::Inconsistent { .. } => "inconsistent",
             Rejection::PageSizeMismatch { .. } => "page_size_mismatch",
@@ -237,7 +243,12 @@ impl fmt::Display for Rejection {
                 body_len,
             } => write!(
                 f,
-                "page {pageno} at offset {offset} runs past the end of the {body_len}-byte body"
+                "page {pageno} at offset {offset} lies outside the pages of the {body_len}-byte \
+                 body"
+            ),
+            Rejection::OverlappingPages { pageno, offset } => write!(
+                f,
+                "page {pageno} at offset {offset} overlaps the page before it"
             ),
             Rejection::NoPage1 => write!(f, "page 1 is missing"),
             Rejection::Inconsistent { detail } => write!(f, "inconsistent: {detail}"),
@@ -485,7 +496,9 @@ fn decompress(frame: &[u8], limit: u64) -> Result<Vec<u8>, Rejection> {
 /// Checks, in order: the header (length, magic, version), the zstd frame (one
 /// frame, nothing after it, decompressing to at most [`max_body_len`]`(index_len)`
 /// bytes), the page size, the page table (inside the body, page numbers from 1
-/// strictly ascending, each page inside the body), and page 1 (present, an SQLite
+/// strictly ascending, each page inside the body after the table and after the
+/// page before it, so that the pages never hold more bytes than the body), and
+/// page 1 (present, an SQLite
 /// header for this page size, no page number beyond the database size it
 /// records). Freshness against the index is [`PageMap::check_fresh`]; [`load`]
 /// does both.
@@ -523,6 +536,8 @@ pub fn parse(bytes: &[u8], index_len: u64) -> Result<PageMap, Rejection> {
     }
     let mut table = Vec::with_capacity(n as usize);
     let mut previous = 0u32;
+    // Where the next page may start: after the table, then after the page before.
+    let mut free_from = table_end;
     for i in 0..n {
         let at = 8 + 8 * i as usize;
         let (pageno, offset) = (le32(&body, at), le32(&body, at + 4));
@@ -536,13 +551,17 @@ pub fn parse(bytes: &[u8], index_len: u64) -> Result<PageMap, Rejection> {
                 previous,
             });
         }
-        if offset as u64 + page_size as u64 > body.len() as u64 {
+        if (offset as u64) < table_end || offset as u64 + page_size as u64 > body.len() as u64 {
             return Err(Rejection::OffsetOutOfBounds {
                 pageno,
                 offset,
                 body_len: body.len(),
             });
         }
+        if (offset as u64) < free_from {
+            return Err(Rejection::OverlappingPages { pageno, offset });
+        }
+        free_from = offset as u64 + page_size as u64;
         table.push((pageno, offset));
         previous = pageno;
     }
@@ -824,7 +843,7 @@ mod tests {
             (
                 body(
                     PS,
-                    &[(1, start), (3, start + PS), (2, start)],
+                    &[(1, 32), (3, 32 + PS), (2, 32 + 2 * PS)],
                     &[&p1, &x, &x],
                 ),
                 "not_ascending",
@@ -839,6 +858,15 @@ mod tests {
                 "offset_out_of_bounds",
             ),
             (body(PS, &[(1, u32::MAX)], &[&p1]), "offset_out_of_bounds"),
+            (body(PS, &[(1, 8)], &[&p1]), "offset_out_of_bounds"),
+            (
+                body(PS, &[(1, start), (2, start)], &[&p1, &x]),
+                "overlapping_pages",
+            ),
+            (
+                body(PS, &[(1, start + PS), (2, start)], &[&p1, &x]),
+                "overlapping_pages",
+            ),
             (body(PS, &[(2, 16)], &[&x]), "no_page_1"),
             (body(PS, &[], &[]), "no_page_1"),
             (body(300, &[(1, 16)], &[&p1]), "bad_page_size"),
