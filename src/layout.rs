@@ -342,6 +342,46 @@ mod tests {
     }
 
     #[test]
+    fn companions_go_with_the_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (a, b) = (d.join("a"), d.join("b"));
+        for name in [
+            "a",
+            "a-shard-00000",
+            "a-btreemeta",
+            "a-btreemeta.tmp",
+            "b-btreemeta",
+        ] {
+            fs::write(d.join(name), name).unwrap();
+        }
+        assert_eq!(Layout::current(&a).sidecar(), d.join("a-btreemeta"));
+        assert_eq!(
+            Layout::resolve(d.join("old")).sidecar(),
+            d.join("old-btreemeta"),
+            "named after the archive path in both namings"
+        );
+        // Renamed over the destination's, which is removed when there is none.
+        Layout::move_companions(&a, &b).unwrap();
+        assert_eq!(fs::read(d.join("b-btreemeta")).unwrap(), b"a-btreemeta");
+        assert!(!d.join("a-btreemeta").exists());
+        Layout::move_companions(&a, &b).unwrap();
+        assert!(!d.join("b-btreemeta").exists());
+        // Removed with the archive, with a write in progress; a directory is not ours.
+        fs::write(d.join("a-btreemeta"), b"x").unwrap();
+        Layout::remove(&a).unwrap();
+        let left: Vec<_> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        fs::create_dir(d.join("a-btreemeta")).unwrap();
+        fs::write(&a, b"index").unwrap();
+        Layout::remove(&a).unwrap();
+        assert!(d.join("a-btreemeta").is_dir() && !a.exists());
+    }
+
+    #[test]
     fn resolve_legacy_and_remove() {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().join("old");
