@@ -305,7 +305,7 @@ fn check_sidecar(path: &Path, f: &mut Findings) {
         Ok(r) => {
             let hint = match r.status {
                 Status::Valid => return,
-                Status::Missing => "; `barecat-sidecar ARCHIVE` writes one",
+                Status::Missing => "",
                 Status::Absent => "; readers ignore it",
                 Status::Stale | Status::Corrupt => {
                     "; readers ignore it, `barecat-sidecar ARCHIVE` rewrites it"

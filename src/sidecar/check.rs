@@ -105,12 +105,19 @@ pub fn check(archive: &Path) -> Result<CheckReport> {
     let sidecar = layout.sidecar();
     let index = File::open(&index_path).at(&index_path)?;
     let index_bytes = index.metadata().at(&index_path)?.len();
+    // SQLite's header says WAL with 2 at offsets 18 and 19.
+    let mut header = [0u8; 20];
+    let wal = read_exact_at(&index, &mut header, 0).at(&index_path)? == 20 && header[18] == 2;
     let mut report = CheckReport {
         archive: archive.to_path_buf(),
         sidecar: sidecar.clone(),
         status: Status::Missing,
         reason: None,
-        message: "no sidecar".into(),
+        message: if wal {
+            "no sidecar (the index is in WAL journal mode, which a sidecar cannot describe)".into()
+        } else {
+            "no sidecar (`barecat-sidecar ARCHIVE` writes one)".into()
+        },
         page_size: None,
         pages: None,
         bytes: None,
