@@ -436,6 +436,12 @@ impl PageMap {
 }
 
 /// Decompress the single zstd frame `frame` into at most `limit` bytes.
+///
+/// The output grows as the decoder produces it (a frame that merely claims a huge
+/// size allocates nothing), and decoding stops one byte past the limit, or past
+/// the size the frame declares. The decoder's window is bounded too (a frame may
+/// ask for gigabytes): by the limit, but never below 8 MiB, the largest window zstd
+/// levels up to 19 use.
 fn decompress(frame: &[u8], limit: u64) -> Result<Vec<u8>, Rejection> {
     let zerr = |detail: String| Rejection::Zstd { detail };
     let frame_len = zstd_safe::find_frame_compressed_size(frame)
@@ -445,49 +451,39 @@ fn decompress(frame: &[u8], limit: u64) -> Result<Vec<u8>, Rejection> {
             bytes: frame.len() - frame_len,
         });
     }
-    match zstd_safe::get_frame_content_size(frame) {
-        Err(_) => Err(zerr("not a zstd frame".into())),
-        Ok(Some(n)) if n > limit => Err(Rejection::TooLarge {
+    let declared =
+        zstd_safe::get_frame_content_size(frame).map_err(|_| zerr("not a zstd frame".into()))?;
+    if let Some(n) = declared.filter(|&n| n > limit) {
+        return Err(Rejection::TooLarge {
             claimed: Some(n),
             limit,
+        });
+    }
+    let cap = declared.unwrap_or(limit);
+    let mut ctx = zstd_safe::DCtx::create();
+    let window_log = (64 - limit.leading_zeros()).clamp(23, 27);
+    ctx.set_parameter(zstd_safe::DParameter::WindowLogMax(window_log))
+        .map_err(|c| zerr(zstd_safe::get_error_name(c).to_string()))?;
+    let dec = zstd::stream::read::Decoder::with_context(frame, &mut ctx).single_frame();
+    let mut out = Vec::new();
+    dec.take(cap.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| zerr(e.to_string()))?;
+    let got = out.len() as u64;
+    match declared {
+        None if got > limit => Err(Rejection::TooLarge {
+            claimed: None,
+            limit,
         }),
-        Ok(Some(n)) => {
-            // The frame says how long the body is: decode straight into a buffer
-            // of that size, which also refuses a frame that produces more.
-            let mut out = Vec::with_capacity(n as usize);
-            let mut ctx = zstd_safe::DCtx::create();
-            let got = ctx
-                .decompress(&mut out, frame)
-                .map_err(|c| zerr(zstd_safe::get_error_name(c).to_string()))?;
-            if got as u64 != n {
-                return Err(zerr(format!(
-                    "the frame declares {n} bytes but holds {got}"
-                )));
+        Some(n) if got != n => Err(zerr(format!(
+            "the frame declares {n} bytes but holds {}",
+            if got > n {
+                "more".to_string()
+            } else {
+                got.to_string()
             }
-            Ok(out)
-        }
-        Ok(None) => {
-            // No declared size: stream, stopping one byte past the limit. The
-            // decoder's window is bounded too (a frame may ask for gigabytes): by
-            // the limit, but never below 8 MiB, the largest window zstd levels up
-            // to 19 use.
-            let mut ctx = zstd_safe::DCtx::create();
-            let window_log = (64 - limit.leading_zeros()).clamp(23, 27);
-            ctx.set_parameter(zstd_safe::DParameter::WindowLogMax(window_log))
-                .map_err(|c| zerr(zstd_safe::get_error_name(c).to_string()))?;
-            let dec = zstd::stream::read::Decoder::with_context(frame, &mut ctx).single_frame();
-            let mut out = Vec::new();
-            dec.take(limit.saturating_add(1))
-                .read_to_end(&mut out)
-                .map_err(|e| zerr(e.to_string()))?;
-            if out.len() as u64 > limit {
-                return Err(Rejection::TooLarge {
-                    claimed: None,
-                    limit,
-                });
-            }
-            Ok(out)
-        }
+        ))),
+        _ => Ok(out),
     }
 }
 
