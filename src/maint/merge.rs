@@ -281,9 +281,12 @@ pub fn merge(
             }
             None => {
                 // Still holding the lock: undo the appending transaction and cut the
-                // bytes it wrote, so the output is exactly as it was.
+                // bytes it wrote, so the output is exactly as it was, its sidecar
+                // (removed when the writer opened) written again.
                 if let Some(mut w) = writer {
-                    let _ = w.rollback();
+                    if w.rollback().is_ok() {
+                        w.write_sidecar();
+                    }
                 }
             }
         }
