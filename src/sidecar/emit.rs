@@ -128,9 +128,13 @@ fn sql(index: &Path) -> impl Fn(rusqlite::Error) -> Refusal + '_ {
     move |e| Refusal::Failed(Error::sqlite(index, e))
 }
 
+/// Page numbers and their bytes, ascending.
+type Pages = Vec<(u32, Vec<u8>)>;
+
 /// Select the pages with `dbstat` and read them from the index file at `index`
-/// (the database `conn` is open on), inside one read transaction.
-fn select_and_read(conn: &Connection, index: &Path) -> Result<(u32, Vec<(u32, Vec<u8>)>), Refusal> {
+/// (the database `conn` is open on), inside one read transaction. Returns the page
+/// size and the pages.
+fn select_and_read(conn: &Connection, index: &Path) -> Result<(u32, Pages), Refusal> {
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .map_err(sql(index))?;
