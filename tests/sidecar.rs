@@ -216,6 +216,25 @@ fn python_barecat_reads_appends_and_verifies_then_the_sidecar_is_stale() {
     assert!(reader_load(&arch).is_ok());
 }
 
+/// `prog argv` writes `out` with a valid sidecar and says nothing; `prog again`
+/// with `--no-sidecar` leaves none, even where there was one.
+fn with_and_without_sidecar(
+    prog: &str,
+    argv: &[std::ffi::OsString],
+    again: &[std::ffi::OsString],
+    out: &Path,
+) {
+    let o = run(bin(prog), argv);
+    assert!(o.status.success(), "{prog}: {}", stderr(&o));
+    assert_eq!(stderr(&o), "", "{prog}");
+    assert_valid(out, prog);
+    let mut no = again.to_vec();
+    no.insert(0, "--no-sidecar".into());
+    let o = run(bin(prog), &no);
+    assert!(o.status.success(), "{prog} --no-sidecar: {}", stderr(&o));
+    assert_missing(out, &format!("{prog} --no-sidecar"));
+}
+
 #[test]
 fn every_writer_leaves_a_valid_sidecar_and_no_sidecar_leaves_none() {
     let dir = tempfile::tempdir().unwrap();
@@ -263,16 +282,7 @@ fn every_writer_leaves_a_valid_sidecar_and_no_sidecar_leaves_none() {
         Layout::remove(&out).unwrap();
         // A leftover of another archive beside the output's name.
         fs::write(sidecar_of(&out), b"SFBTM\0\0\0\x03\0\0\0old").unwrap();
-        let o = run(bin(prog), argv);
-        assert!(o.status.success(), "{prog}: {}", stderr(&o));
-        assert_eq!(stderr(&o), "", "{prog}");
-        assert_valid(&out, prog);
-        // Again with --no-sidecar: none, even over an existing output with one.
-        let mut no = argv.clone();
-        no.insert(0, "--no-sidecar".into());
-        let o = run(bin(prog), &no);
-        assert!(o.status.success(), "{prog} --no-sidecar: {}", stderr(&o));
-        assert_missing(&out, &format!("{prog} --no-sidecar"));
+        with_and_without_sidecar(prog, argv, argv, &out);
     }
     // The writers that change an archive in place: -a, defrag, repair.
     let base = d.join("base.barecat");
@@ -318,14 +328,7 @@ fn every_writer_leaves_a_valid_sidecar_and_no_sidecar_leaves_none() {
         ),
     ];
     for (prog, argv, again) in &in_place {
-        let o = run(bin(prog), argv);
-        assert!(o.status.success(), "{prog}: {}", stderr(&o));
-        assert_valid(&base, prog);
-        let mut no = again.clone();
-        no.insert(0, "--no-sidecar".into());
-        let o = run(bin(prog), &no);
-        assert!(o.status.success(), "{prog} --no-sidecar: {}", stderr(&o));
-        assert_missing(&base, &format!("{prog} --no-sidecar"));
+        with_and_without_sidecar(prog, argv, again, &base);
         run_ok(bin("barecat-sidecar"), args(&[&"-q", &base]));
     }
     // `barecat sidecar` is the same command; --remove; removing the archive
