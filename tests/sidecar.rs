@@ -657,3 +657,34 @@ fn an_unexpected_failure_is_one_warning_and_the_archive_is_complete() {
     Layout::remove(&arch).unwrap();
     assert!(sidecar_of(&arch).is_dir());
 }
+
+/// Checking a sidecar reads the index through SQLite's own file handle: the read
+/// lock another connection of the same process holds survives it. (Closing a
+/// descriptor of our own on the index would drop every POSIX lock of the process on
+/// it, and another process could then change the index under that connection.)
+#[test]
+fn checking_keeps_the_locks_of_other_connections_of_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let arch = sample(dir.path(), "l.barecat", 50);
+    let reader =
+        rusqlite::Connection::open_with_flags(&arch, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    reader.execute_batch("BEGIN").unwrap();
+    reader
+        .query_row("SELECT count(*) FROM files", [], |_| Ok(()))
+        .unwrap();
+    assert!(sidecar::check(&arch).unwrap().is_valid());
+    let write = "import sqlite3, sys\n\
+                 c = sqlite3.connect(sys.argv[1], timeout=0.3)\n\
+                 c.execute(\"INSERT INTO config (key, value_text) VALUES ('x', 'y')\")\n\
+                 c.commit()\n";
+    let o = run("python3", ["-c".as_ref(), write.as_ref(), arch.as_os_str()]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("locked"),
+        "another process wrote under a read lock: {}",
+        stderr(&o)
+    );
+    reader.execute_batch("COMMIT").unwrap();
+    let o = run("python3", ["-c".as_ref(), write.as_ref(), arch.as_os_str()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -3,14 +3,13 @@
 //! `barecat-sidecar --check` and by `barecat-verify` (which reports anything but a
 //! valid sidecar as a warning, never as a problem of the archive).
 
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::format::{page_range, parse, PageMap, Rejection, RejectionKind, SQLITE_HEADER_LEN};
+use super::format::{page_range, parse, PageMap, Rejection, RejectionKind};
+use super::raw::RawFile;
 use crate::error::{Error, IoContext, Result, SqlContext};
 use crate::index::Index;
 use crate::layout::Layout;
@@ -57,35 +56,19 @@ impl CheckReport {
     }
 }
 
-fn read_exact_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match f.read_at(&mut buf[got..], at + got as u64) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
-
 /// Compare every page of `map` with the index file (freshness first, from page 1).
-fn compare(map: &PageMap, index: &File, index_path: &Path) -> Result<Result<(), Rejection>> {
+fn compare(map: &PageMap, index: &RawFile<'_>, index_path: &Path) -> Result<Result<(), Rejection>> {
     let ps = map.page_size() as usize;
-    let mut buf = vec![0u8; ps.max(SQLITE_HEADER_LEN)];
-    let got = read_exact_at(index, &mut buf[..ps], 0).at(index_path)?;
+    let mut buf = vec![0u8; ps];
+    let got = index.read_at(&mut buf, 0).at(index_path)?;
     if let Err(r) = map.check_fresh(&buf[..got]) {
         return Ok(Err(r));
     }
     for (pageno, page) in map.pages() {
-        let got = read_exact_at(
-            index,
-            &mut buf[..ps],
-            page_range(pageno, map.page_size()).start,
-        )
-        .at(index_path)?;
-        if got != ps || buf[..ps] != *page {
+        let got = index
+            .read_at(&mut buf, page_range(pageno, map.page_size()).start)
+            .at(index_path)?;
+        if got != ps || buf != *page {
             return Ok(Err(Rejection::PageDiffers { pageno }));
         }
     }
@@ -103,11 +86,16 @@ pub fn check(archive: &Path) -> Result<CheckReport> {
         });
     }
     let sidecar = layout.sidecar();
-    let index = File::open(&index_path).at(&index_path)?;
-    let index_bytes = index.metadata().at(&index_path)?.len();
-    // SQLite's header says WAL with 2 at offsets 18 and 19.
-    let mut header = [0u8; 20];
-    let wal = read_exact_at(&index, &mut header, 0).at(&index_path)? == 20 && header[18] == 2;
+    // The index is read through SQLite's own file handle (see `raw`), in a read
+    // transaction that keeps writers out while the pages are compared (SQLite
+    // rolls back a hot journal first, so the file is committed state).
+    let idx = Index::open_read(&index_path)?;
+    let conn = idx.conn();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .at(&index_path)?;
+    let wal = mode.eq_ignore_ascii_case("wal");
+    let index_bytes = std::fs::metadata(&index_path).at(&index_path)?.len();
     let mut report = CheckReport {
         archive: archive.to_path_buf(),
         sidecar: sidecar.clone(),
@@ -139,16 +127,12 @@ pub fn check(archive: &Path) -> Result<CheckReport> {
         Ok(map) => {
             report.page_size = Some(map.page_size());
             report.pages = Some(map.len() as u32);
-            // A read transaction keeps writers out while the pages are compared
-            // (SQLite rolls back a hot journal first, so the file is committed
-            // state).
-            let idx = Index::open_read(&index_path)?;
-            let conn = idx.conn();
             conn.execute_batch("BEGIN").at(&index_path)?;
             let r = conn
                 .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
                 .at(&index_path)
-                .and_then(|()| compare(&map, &index, &index_path));
+                .and_then(|()| RawFile::of(conn).at(&index_path))
+                .and_then(|file| compare(&map, &file, &index_path));
             let _ = conn.execute_batch("COMMIT");
             let r = r?;
             r.map(|()| map)

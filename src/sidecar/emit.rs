@@ -8,16 +8,17 @@
 //! A WAL index may park committed pages in its `-wal` file, so it is refused
 //! (`unsupported_journal_mode`) rather than described incompletely. The read
 //! transaction holds SQLite's shared lock from the selection to the last page
-//! read, so no writer (ours or anyone's) can commit in between.
+//! read, so no writer (ours or anyone's) can commit in between; the pages are read
+//! through SQLite's own file handle ([`super::raw`]).
 
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
 use super::format::{encode, page_range, DEFAULT_LEVEL};
+use super::raw::RawFile;
 use crate::error::{Error, IoContext, Result};
 use crate::layout::Layout;
 
@@ -162,8 +163,8 @@ fn select_and_read(conn: &Connection, index: &Path) -> Result<(u32, Pages), Refu
         }
         Err(e) => return Err(sql(index)(e)),
     };
-    let file = File::open(index).map_err(|e| Refusal::Failed(Error::io(index, e)))?;
-    // The statement's read holds the shared lock until the transaction ends.
+    // The statement's read holds the shared lock until the transaction ends; the
+    // bytes are read through SQLite's own file handle (see `raw`).
     conn.execute_batch("BEGIN").map_err(sql(index))?;
     let result = (|| {
         let mut pagenos: Vec<u32> = vec![1];
@@ -179,18 +180,15 @@ fn select_and_read(conn: &Connection, index: &Path) -> Result<(u32, Pages), Refu
         }
         pagenos.sort_unstable();
         pagenos.dedup();
+        let file = RawFile::of(conn).map_err(|e| Refusal::Failed(Error::io(index, e)))?;
         let mut pages = Vec::with_capacity(pagenos.len());
         for pageno in pagenos {
-            let range = page_range(pageno, page_size);
             let mut buf = vec![0u8; page_size as usize];
-            let mut got = 0;
-            while got < buf.len() {
-                match file.read_at(&mut buf[got..], range.start + got as u64) {
-                    Ok(0) => return Err(Refusal::ShortPageRead { pageno, got }),
-                    Ok(n) => got += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(Refusal::Failed(Error::io(index, e))),
-                }
+            let got = file
+                .read_at(&mut buf, page_range(pageno, page_size).start)
+                .map_err(|e| Refusal::Failed(Error::io(index, e)))?;
+            if got < buf.len() {
+                return Err(Refusal::ShortPageRead { pageno, got });
             }
             pages.push((pageno, buf));
         }

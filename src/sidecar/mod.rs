@@ -32,10 +32,12 @@
 //!   freshness, the generic producer.
 //! * [`emit`]: page selection with SQLite's `dbstat`, writing and removing the file.
 //! * [`check`](mod@check): the full check against a local index.
+//! * `raw`: reading the index's bytes through SQLite's own file handle.
 
 pub mod check;
 pub mod emit;
 pub mod format;
+mod raw;
 
 pub use check::{check, CheckReport, Status};
 pub use emit::{build, emit_best_effort, rebuild, remove, write, Built, Refusal, Written};
