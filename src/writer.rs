@@ -183,6 +183,8 @@ pub struct ArchiveWriter {
     opts: WriterOptions,
     stats: WriteStats,
     poisoned: bool,
+    /// A sidecar was there when the writer opened (and was removed).
+    removed_sidecar: bool,
     _lock: File,
 }
 
@@ -234,7 +236,7 @@ impl ArchiveWriter {
         // below can change the index (rolling back a hot journal, creating the
         // schema, repairing an interrupted bulk operation, the writes themselves),
         // so that a killed writer never leaves one describing another index.
-        crate::sidecar::remove(&Layout::current(path))?;
+        let removed_sidecar = crate::sidecar::remove(&Layout::current(path))?;
         // A writer killed while creating the index leaves an empty database: adding
         // to it (resuming) starts the archive anew.
         if !create
@@ -308,6 +310,7 @@ impl ArchiveWriter {
             opts,
             stats: WriteStats::default(),
             poisoned: false,
+            removed_sidecar,
             _lock: lock,
         })
     }
@@ -900,7 +903,23 @@ impl ArchiveWriter {
     /// is off: what [`finish`](Self::finish) does last, for callers that end
     /// without finishing because they changed nothing.
     pub fn write_sidecar(&self) {
-        if self.opts.sidecar && self.index.conn().is_autocommit() {
+        if self.opts.sidecar {
+            self.emit_sidecar();
+        }
+    }
+
+    /// After everything was rolled back ([`rollback`](Self::rollback)), the index
+    /// is what it was when the writer opened: put back the sidecar that was there
+    /// then (written again, best effort), so that the archive is left exactly as
+    /// it was.
+    pub fn restore_sidecar(&self) {
+        if self.removed_sidecar {
+            self.emit_sidecar();
+        }
+    }
+
+    fn emit_sidecar(&self) {
+        if self.index.conn().is_autocommit() {
             // Still holding the writer lock: no writer of ours can run meanwhile.
             crate::sidecar::emit_best_effort(&self.layout, self.index.conn());
         }

@@ -285,7 +285,7 @@ pub fn merge(
                 // (removed when the writer opened) written again.
                 if let Some(mut w) = writer {
                     if w.rollback().is_ok() {
-                        w.write_sidecar();
+                        w.restore_sidecar();
                     }
                 }
             }
