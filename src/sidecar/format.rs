@@ -407,25 +407,18 @@ impl PageMap {
             });
         }
         let ours = self.page1();
-        let (s, i) = (
-            be32(ours, HDR_CHANGE_COUNTER),
-            be32(index_page1, HDR_CHANGE_COUNTER),
-        );
-        if s != i {
-            return Err(Rejection::StaleCounter {
-                sidecar: s,
-                index: i,
-            });
+        let field = |at| (be32(ours, at), be32(index_page1, at));
+        match field(HDR_CHANGE_COUNTER) {
+            (sidecar, index) if sidecar != index => {
+                return Err(Rejection::StaleCounter { sidecar, index })
+            }
+            _ => {}
         }
-        let (s, i) = (
-            be32(ours, HDR_DATABASE_PAGES),
-            be32(index_page1, HDR_DATABASE_PAGES),
-        );
-        if s != i {
-            return Err(Rejection::StalePageCount {
-                sidecar: s,
-                index: i,
-            });
+        match field(HDR_DATABASE_PAGES) {
+            (sidecar, index) if sidecar != index => {
+                return Err(Rejection::StalePageCount { sidecar, index })
+            }
+            _ => {}
         }
         let n = index_page1.len().min(ours.len());
         if ours[..n] != index_page1[..n] {
