@@ -21,4 +21,5 @@ python3 maint.py --rounds "$rounds"
 python3 rebuild.py --rounds "$rounds"
 python3 python.py --rounds "$rounds"; rm -f work/python-writes.barecat*
 python3 mount.py --rounds "$rounds"
+python3 sidecar.py --rounds "$rounds"; rm -f work/sidecar-*
 ls -l results/

@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 out=corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$out"/{tar_import,zip_import,archive_bytes,archive_rows,records_open}
+mkdir -p "$out"/{tar_import,zip_import,archive_bytes,archive_rows,records_open,sidecar_parse}
 
 # A small tree with every kind of member.
 t=$tmp/tree
@@ -172,6 +172,32 @@ idx = open(p, "rb").read()
 open(f"{out}/archive_bytes/small", "wb").write(struct.pack("<I", len(idx)) + idx + b"hello" + b"abc")
 for i in range(8):
     open(f"{out}/archive_rows/op{i}", "wb").write(bytes([i * 37 % 256, i]) + os.urandom(9))
+# sidecar_parse: a mode byte (even: a sidecar file follows; odd: a body, which the
+# target compresses), index length (u32 LE), page-1 length (u16 LE), page 1, then
+# the sidecar or the body. The sidecars bundle every page of the small index
+# (512-byte pages), compressed by the zstd program (with and without a checksum);
+# one has page 1 with only its 100-byte header given, one is of another format.
+import subprocess
+ps = 512
+n = len(idx) // ps
+def body(pagenos):
+    first = 8 + 8 * len(pagenos)
+    return struct.pack("<II", ps, len(pagenos)) + b"".join(
+        struct.pack("<II", p, first + i * ps) for i, p in enumerate(pagenos)
+    ) + b"".join(idx[(p - 1) * ps : p * ps] for p in pagenos)
+def sidecar(pagenos, extra=()):
+    frame = subprocess.run(["zstd", "-q", "-3", "-c", *extra], input=body(pagenos),
+                           capture_output=True, check=True).stdout
+    return b"SFBTM\0\0\0" + struct.pack("<I", 3) + frame
+def seed(name, mode, blob, p1=idx[:ps]):
+    open(f"{out}/sidecar_parse/{name}", "wb").write(
+        bytes([mode]) + struct.pack("<IH", len(idx), len(p1)) + p1 + blob)
+seed("all-pages", 0, sidecar(list(range(1, n + 1)), ["--no-check"]))
+seed("all-pages-checksum", 0, sidecar(list(range(1, n + 1))))
+seed("page1-header-only", 0, sidecar([1]), idx[:100])
+seed("other-format", 0, b"SQPC\0\0\0\0" + bytes(40))
+seed("body-all-pages", 1, body(list(range(1, n + 1))))
+seed("body-page1", 1, body([1]))
 PY
 
 # Record datasets and tables for records_open, written from docs/records-format.md

@@ -4,6 +4,11 @@
 //! archive keeps its index at `P-sqlite-index` with the same shard names. Shards are
 //! discovered by parsing the numbers in their names, so numbering gaps are seen and
 //! reported instead of papered over.
+//!
+//! Companion files are optional parts of our own named `P<suffix>` in both naming
+//! conventions (the B-tree sidecar `P-btreemeta`, …; see [`COMPANION_SUFFIXES`]).
+//! They go wherever the archive goes: removed with it, renamed with it when a
+//! finished output is put in place.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -16,11 +21,15 @@ use crate::error::{Error, IoContext, Result};
 const SHARD_INFIX: &str = "-shard-";
 const LEGACY_INDEX_SUFFIX: &str = "-sqlite-index";
 const SIDE_SUFFIXES: [&str; 3] = ["-journal", "-wal", "-shm"];
-
-/// Files beside an archive `P` that belong to it, `P` + suffix: removed, renamed and
-/// replaced together with the archive. `-records` is the record table
-/// ([`crate::records::table`]).
-pub const COMPANION_SUFFIXES: &[&str] = &["-records"];
+/// The B-tree sidecar's suffix: `P-btreemeta` (see [`crate::sidecar`]).
+pub const SIDECAR_SUFFIX: &str = "-btreemeta";
+/// Suffixes of the companion files of an archive `P`: files named `P<suffix>` that
+/// belong to it and are removed, renamed and replaced with it. A companion's
+/// `.tmp` sibling (a write in progress) is removed with it too. A directory under a
+/// companion's name is not ours: it is left alone.
+/// They are the sidecar and the record table (`P-records`,
+/// [`crate::records::format::TABLE_SUFFIX`]).
+pub const COMPANION_SUFFIXES: &[&str] = &[SIDECAR_SUFFIX, crate::records::format::TABLE_SUFFIX];
 
 /// The file names of one archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +93,61 @@ impl Layout {
     /// True for the legacy `P-sqlite-index` naming.
     pub fn is_legacy(&self) -> bool {
         self.legacy
+    }
+
+    /// The B-tree sidecar: `P-btreemeta`, beside the index in both namings.
+    pub fn sidecar(&self) -> PathBuf {
+        with_suffix(&self.base, SIDECAR_SUFFIX)
+    }
+
+    /// The companion files of the archive (whether they exist or not).
+    pub fn companion_files(&self) -> Vec<PathBuf> {
+        COMPANION_SUFFIXES
+            .iter()
+            .map(|s| with_suffix(&self.base, s))
+            .collect()
+    }
+
+    /// Remove the companion files of the archive at `path` (and their `.tmp`
+    /// siblings). Missing ones are fine; a directory under such a name is not ours
+    /// and is left alone.
+    pub fn remove_companions(path: impl AsRef<Path>) -> Result<()> {
+        for c in Layout::current(path).companion_files() {
+            remove_companion(&with_suffix(&c, ".tmp"))?;
+            remove_companion(&c)?;
+        }
+        Ok(())
+    }
+
+    /// Put the companion files of the archive at `from` in place for the archive at
+    /// `to`: each one `from` has is renamed over `to`'s, and each one it lacks is
+    /// removed from `to` (an old one would describe another archive). Called after
+    /// the index of `to` is in place; callers also [`remove_companions`] of `to`
+    /// before putting its index in place, so that no old companion ever sits
+    /// beside the new index. A directory in the way of a companion is left alone
+    /// (with a warning) and the companion dropped.
+    ///
+    /// [`remove_companions`]: Layout::remove_companions
+    pub fn move_companions(from: &Path, to: &Path) -> Result<()> {
+        let (from, to) = (Layout::current(from), Layout::current(to));
+        for (src, dest) in from.companion_files().into_iter().zip(to.companion_files()) {
+            if fs::symlink_metadata(&dest).is_ok_and(|m| m.is_dir()) {
+                if fs::symlink_metadata(&src).is_ok() {
+                    log::warn!(
+                        "{}: a directory is in the way; not put in place",
+                        dest.display()
+                    );
+                    remove_companion(&src)?;
+                }
+                continue;
+            }
+            match fs::rename(&src, &dest) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => remove_companion(&dest)?,
+                Err(e) => return Err(Error::io(&dest, e)),
+            }
+        }
+        Ok(())
     }
 
     /// The path of shard `n`: `P-shard-{n:05}`.
@@ -187,14 +251,6 @@ impl Layout {
         Ok(!Layout::current(base).shard_files()?.is_empty())
     }
 
-    /// The companion files of the archive ([`COMPANION_SUFFIXES`]), present or not.
-    pub fn companion_files(&self) -> Vec<PathBuf> {
-        COMPANION_SUFFIXES
-            .iter()
-            .map(|s| with_suffix(&self.base, s))
-            .collect()
-    }
-
     /// Remove every part of the archive at `path`: the index under both names, all
     /// shards (symbolic links are removed, not their targets; dangling ones too), the
     /// SQLite side files and the companion files. Missing parts are fine.
@@ -202,11 +258,12 @@ impl Layout {
         let base = path.as_ref();
         let current = Layout::current(base);
         let legacy_index = with_suffix(base, LEGACY_INDEX_SUFFIX);
+        // Companions first: a removal cut short never leaves one beside a new index.
+        Layout::remove_companions(base)?;
         let mut victims = vec![base.to_path_buf(), legacy_index.clone()];
         victims.extend(current.side_files());
         victims.extend(SIDE_SUFFIXES.iter().map(|s| with_suffix(&legacy_index, s)));
         victims.extend(current.shard_files()?.into_iter().map(|s| s.path));
-        victims.extend(current.companion_files());
         for v in victims {
             match fs::symlink_metadata(&v) {
                 Ok(m) if m.is_dir() => {
@@ -220,6 +277,16 @@ impl Layout {
             }
         }
         Ok(())
+    }
+}
+
+/// Remove the companion file at `p`: missing is fine, a directory is left alone.
+fn remove_companion(p: &Path) -> Result<()> {
+    match fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => fs::remove_file(p).at(p),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(p, e)),
     }
 }
 
@@ -274,6 +341,46 @@ mod tests {
         assert_eq!(found, vec![0, 1, 3]);
         let err = l.contiguous_shards().unwrap_err().to_string();
         assert!(err.contains("missing shard 2"), "{err}");
+    }
+
+    #[test]
+    fn companions_go_with_the_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (a, b) = (d.join("a"), d.join("b"));
+        for name in [
+            "a",
+            "a-shard-00000",
+            "a-btreemeta",
+            "a-btreemeta.tmp",
+            "b-btreemeta",
+        ] {
+            fs::write(d.join(name), name).unwrap();
+        }
+        assert_eq!(Layout::current(&a).sidecar(), d.join("a-btreemeta"));
+        assert_eq!(
+            Layout::resolve(d.join("old")).sidecar(),
+            d.join("old-btreemeta"),
+            "named after the archive path in both namings"
+        );
+        // Renamed over the destination's, which is removed when there is none.
+        Layout::move_companions(&a, &b).unwrap();
+        assert_eq!(fs::read(d.join("b-btreemeta")).unwrap(), b"a-btreemeta");
+        assert!(!d.join("a-btreemeta").exists());
+        Layout::move_companions(&a, &b).unwrap();
+        assert!(!d.join("b-btreemeta").exists());
+        // Removed with the archive, with a write in progress; a directory is not ours.
+        fs::write(d.join("a-btreemeta"), b"x").unwrap();
+        Layout::remove(&a).unwrap();
+        let left: Vec<_> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        fs::create_dir(d.join("a-btreemeta")).unwrap();
+        fs::write(&a, b"index").unwrap();
+        Layout::remove(&a).unwrap();
+        assert!(d.join("a-btreemeta").is_dir() && !a.exists());
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub mod records;
 pub mod repair;
 pub mod schema;
 pub mod shard;
+pub mod sidecar;
 pub mod size;
 pub mod writer;
 

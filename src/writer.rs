@@ -71,6 +71,10 @@ pub struct WriterOptions {
     /// file system does it. Default: on, unless the environment variable
     /// `BARECAT_DIRECT_IO` is `0`.
     pub direct_io: bool,
+    /// Write the archive's B-tree sidecar ([`crate::sidecar`]) when the writer
+    /// finishes. Default: on. (Whatever this says, an old sidecar is removed when
+    /// the writer opens, since the index is about to change.)
+    pub sidecar: bool,
 }
 
 impl Default for WriterOptions {
@@ -82,6 +86,7 @@ impl Default for WriterOptions {
             commit_interval: Duration::from_secs(3),
             commit_bytes: 256 << 20,
             direct_io: std::env::var_os("BARECAT_DIRECT_IO").is_none_or(|v| v != "0"),
+            sidecar: true,
         }
     }
 }
@@ -211,10 +216,12 @@ pub struct ArchiveWriter {
     /// added at their path (see [`ArchiveWriter::replace_since`]).
     replace_since: Option<(u64, u64)>,
     replaced: Vec<FileInfo>,
+    /// A sidecar was there when the writer opened (and was removed).
+    removed_sidecar: bool,
     _lock: File,
 }
 
-fn lock_index(path: &Path) -> Result<File> {
+pub(crate) fn lock_index(path: &Path) -> Result<File> {
     let f = OpenOptions::new().read(true).open(path).at(path)?;
     let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc != 0 {
@@ -258,6 +265,11 @@ impl ArchiveWriter {
             }
             _ => !exists,
         };
+        // The sidecar describes the index as it is now: it goes before anything
+        // below can change the index (rolling back a hot journal, creating the
+        // schema, repairing an interrupted bulk operation, the writes themselves),
+        // so that a killed writer never leaves one describing another index.
+        let removed_sidecar = crate::sidecar::remove(&Layout::current(path))?;
         // A writer killed while creating the index leaves an empty database: adding
         // to it (resuming) starts the archive anew.
         if !create
@@ -334,6 +346,7 @@ impl ArchiveWriter {
             pending: None,
             replace_since: None,
             replaced: Vec::new(),
+            removed_sidecar,
             _lock: lock,
         })
     }
@@ -1220,13 +1233,41 @@ impl ArchiveWriter {
         self.maybe_commit()
     }
 
-    /// Commit, make sure shard 0 exists, and return what was added.
+    /// Commit, make sure shard 0 exists, write the sidecar (best effort, unless
+    /// [`WriterOptions::sidecar`] is off), and return what was added.
     pub fn finish(mut self) -> Result<WriteStats> {
         self.commit()?;
         self.shards.sync()?;
         shard::ensure_first_shard(&self.layout)?;
         let _ = self.index.conn().execute_batch("PRAGMA optimize");
+        self.write_sidecar();
         Ok(self.stats)
+    }
+
+    /// Write the archive's sidecar (best effort) unless [`WriterOptions::sidecar`]
+    /// is off: what [`finish`](Self::finish) does last, for callers that end
+    /// without finishing because they changed nothing.
+    pub fn write_sidecar(&self) {
+        if self.opts.sidecar {
+            self.emit_sidecar();
+        }
+    }
+
+    /// After everything was rolled back ([`rollback`](Self::rollback)), the index
+    /// is what it was when the writer opened: put back the sidecar that was there
+    /// then (written again, best effort), so that the archive is left exactly as
+    /// it was.
+    pub fn restore_sidecar(&self) {
+        if self.removed_sidecar {
+            self.emit_sidecar();
+        }
+    }
+
+    fn emit_sidecar(&self) {
+        if self.index.conn().is_autocommit() {
+            // Still holding the writer lock: no writer of ours can run meanwhile.
+            crate::sidecar::emit_best_effort(&self.layout, self.index.conn());
+        }
     }
 
     // ------------------------------------------------------------------ recovery

@@ -83,8 +83,24 @@ fn shared_options_are_described_alike() {
         assert!(help(cmd).contains("-f, --"), "barecat-{cmd}: -f");
     }
     // --json where the output is data.
-    for cmd in ["ls", "du", "verify", "defrag"] {
+    for cmd in ["ls", "du", "verify", "defrag", "sidecar"] {
         assert!(help(cmd).contains("--json"), "barecat-{cmd}: --json");
+    }
+    // --no-sidecar: every command that finishes an archive writes its sidecar.
+    for cmd in [
+        "create",
+        "from-tar",
+        "from-zip",
+        "merge",
+        "merge-symlink",
+        "defrag",
+        "repair",
+    ] {
+        let h = help(cmd);
+        assert!(
+            h.contains("--no-sidecar") && h.contains("Do not write the B-tree sidecar"),
+            "barecat-{cmd}: --no-sidecar"
+        );
     }
 }
 

@@ -118,6 +118,10 @@ impl Scenario for Ingest {
         self.name.into()
     }
 
+    fn output(&self) -> PathBuf {
+        self.out.clone()
+    }
+
     fn prepare(&mut self, _k: usize) {
         self.reference();
         Layout::remove(&self.out).unwrap();
@@ -441,6 +445,7 @@ impl Merge {
                     .into_iter()
                     .map(|s| s.path),
             )
+            .chain(Layout::current(&self.out).companion_files())
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
         names(&self.dir)
@@ -553,6 +558,10 @@ impl Merge {
 impl Scenario for Merge {
     fn name(&self) -> String {
         self.name.into()
+    }
+
+    fn output(&self) -> PathBuf {
+        self.out.clone()
     }
 
     fn variants(&self) -> usize {
@@ -762,6 +771,10 @@ impl Scenario for Defrag {
         self.name.into()
     }
 
+    fn output(&self) -> PathBuf {
+        self.out.clone()
+    }
+
     /// Odd trials work in tiny steps (`--small-steps`), even ones as usual.
     fn variants(&self) -> usize {
         2
@@ -860,6 +873,97 @@ fn quick_defrag_killed_at_random_instants_keeps_every_file() {
     defrag(true);
 }
 
+// ---------------------------------------------------------------------- sidecar
+
+/// barecat-sidecar rewriting the sidecar of an index that another tool changed
+/// since it was written: killed at any instant, it leaves the stale sidecar (which
+/// a reader rejects), none, or the new one whole; never one that a reader takes for
+/// the index and that is not the index's. Rerunning it gives a valid sidecar.
+struct SidecarRebuild {
+    files: Files,
+    template: PathBuf,
+    out: PathBuf,
+}
+
+impl Scenario for SidecarRebuild {
+    fn name(&self) -> String {
+        "barecat-sidecar".into()
+    }
+
+    fn output(&self) -> PathBuf {
+        self.out.clone()
+    }
+
+    fn prepare(&mut self, _k: usize) {
+        copy_archive(&self.template, &self.out);
+    }
+
+    fn command(&self, _k: usize) -> (Command, Stdin) {
+        (cmd("barecat-sidecar", args!["-q", &self.out]), Stdin::Null)
+    }
+
+    fn after_kill(
+        &mut self,
+        _k: usize,
+        _ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
+        let snap = read_all(&self.out, &self.files)?;
+        ensure!(snap.files.len() == self.files.len(), "files went missing");
+        verify_clean(&self.out, &[])?;
+        py.verify(&self.out)?;
+        let r = barecat::sidecar::check(&self.out).map_err(|e| e.to_string())?;
+        let temp = barecat::sidecar::emit::temp_path(&Layout::current(&self.out));
+        Ok(format!(
+            "{:?}{}",
+            r.status,
+            if temp.exists() {
+                " (a temporary file left)"
+            } else {
+                ""
+            }
+        ))
+    }
+
+    fn fix_and_compare(&mut self, _k: usize, _py: &mut PyVerifier) -> Check {
+        let e = run_to_end(cmd("barecat-sidecar", args!["-q", &self.out]), &Stdin::Null);
+        ensure!(e.status.success(), "rerun failed: {}", e.stderr.trim());
+        Ok(())
+    }
+}
+
+#[test]
+fn sidecar_rebuild_killed_at_random_instants_never_leaves_a_wrong_sidecar() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let mut files = Files::new();
+    for i in 0..4000 {
+        files.insert(
+            format!("d{:02}/sub{:03}/file-{i:06}", i % 17, i % 101),
+            vec![i as u8],
+        );
+    }
+    let template = d.join("template.barecat");
+    build(&template, None, &files);
+    // Another SQLite client changes the index: the sidecar is stale.
+    let conn = rusqlite::Connection::open(&template).unwrap();
+    conn.execute(
+        "INSERT INTO config (key, value_text) VALUES ('another_tool', 'was here')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let r = barecat::sidecar::check(&template).unwrap();
+    assert_eq!(r.status, barecat::sidecar::Status::Stale, "{}", r.message);
+    let mut sc = SidecarRebuild {
+        files,
+        template,
+        out: d.join("out.barecat"),
+    };
+    kill_trials(&mut sc, config());
+}
+
 // ---------------------------------------------------------------------- regressions
 
 /// A create killed after SQLite created the index file but before the tables were
@@ -950,6 +1054,7 @@ fn merge_removes_the_temporaries_of_killed_merges() {
             left,
             [
                 format!(".out.barecat.{tag}-1"),
+                format!(".out.barecat.{tag}-1-btreemeta"),
                 format!(".out.barecat.{tag}-1-shard-00000")
             ],
             "{tag}"

@@ -14,6 +14,7 @@ complete -c barecat-create -s a -l append -d 'Add to an existing archive (create
 complete -c barecat-create -l resume -d 'Finish an interrupted run: keep what was committed, remove the bytes the interrupted writer left behind, and skip every path already in the archive'
 complete -c barecat-create -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
 complete -c barecat-create -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-create -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat-create -l overwrite -d 'Legacy: overwrite an existing archive (same as -f)'
 complete -c barecat-create -s h -l help -d 'Print help'
 complete -c barecat-create -s V -l version -d 'Print version'

@@ -5,6 +5,7 @@ complete -c barecat-defrag -l quick -d 'Only move files from the end into earlie
 complete -c barecat-defrag -s n -l dry-run -d 'Report the space that could be freed; change nothing'
 complete -c barecat-defrag -l json -d 'Print the report (or, with --dry-run, the analysis) as one JSON document'
 complete -c barecat-defrag -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-defrag -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat-defrag -l small-steps -d 'Work in tiny steps (for tests)'
 complete -c barecat-defrag -s h -l help -d 'Print help'
 complete -c barecat-defrag -s V -l version -d 'Print version'

@@ -14,5 +14,6 @@ complete -c barecat-from-tar -s a -l append -d 'Add to an existing archive (crea
 complete -c barecat-from-tar -l resume -d 'Finish an interrupted run: keep what was committed, remove the bytes the interrupted writer left behind, and skip every path already in the archive'
 complete -c barecat-from-tar -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
 complete -c barecat-from-tar -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-from-tar -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat-from-tar -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat-from-tar -s V -l version -d 'Print version'

@@ -15,5 +15,6 @@ complete -c barecat-from-zip -s a -l append -d 'Add to an existing archive (crea
 complete -c barecat-from-zip -l resume -d 'Finish an interrupted run: keep what was committed, remove the bytes the interrupted writer left behind, and skip every path already in the archive'
 complete -c barecat-from-zip -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
 complete -c barecat-from-zip -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-from-zip -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat-from-zip -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat-from-zip -s V -l version -d 'Print version'

@@ -9,5 +9,6 @@ complete -c barecat-merge -s a -l append -d 'Add to the output if it exists (fil
 complete -c barecat-merge -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing (the same as --duplicates first)'
 complete -c barecat-merge -l symlink -d 'Link the inputs\' shards instead of copying (see barecat-merge-symlink)'
 complete -c barecat-merge -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-merge -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat-merge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat-merge -s V -l version -d 'Print version'

@@ -1,5 +1,6 @@
 //! Options shared by several commands, so that the same flag means the same thing
-//! everywhere: `-q/--quiet`, `-j/--workers N`, `-s/--shard-size-limit SIZE`.
+//! everywhere: `-q/--quiet`, `-j/--workers N`, `-s/--shard-size-limit SIZE`,
+//! `--no-sidecar`.
 //!
 //! Commands embed them with `#[command(flatten)]`.
 
@@ -74,6 +75,31 @@ pub struct ShardLimit {
     /// new one is unlimited
     #[arg(short = 's', long = "shard-size-limit", value_name = "SIZE", value_parser = parse_size_arg)]
     pub shard_size_limit: Option<u64>,
+}
+
+/// `--no-sidecar`: commands that finish an archive write its B-tree sidecar
+/// (`ARCHIVE-btreemeta`, see `barecat-sidecar`) unless told not to.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct NoSidecar {
+    /// Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is
+    /// removed all the same)
+    #[arg(long = "no-sidecar")]
+    pub no_sidecar: bool,
+}
+
+impl NoSidecar {
+    /// Should the sidecar be written?
+    pub fn enabled(&self) -> bool {
+        !self.no_sidecar
+    }
+
+    /// `o` with the sidecar switched as asked.
+    pub fn apply(&self, o: crate::WriterOptions) -> crate::WriterOptions {
+        crate::WriterOptions {
+            sidecar: self.enabled(),
+            ..o
+        }
+    }
 }
 
 /// clap value parser for sizes such as `10G`.

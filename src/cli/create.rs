@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
-use super::common::{IoWorkers, Quiet, ShardLimit};
+use super::common::{IoWorkers, NoSidecar, Quiet, ShardLimit};
 use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs};
 use crate::ingest::{self, FsInput, ListInput};
 use crate::progress::Progress;
@@ -82,6 +82,8 @@ pub struct Args {
     pub workers: IoWorkers,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub sidecar: NoSidecar,
     /// Legacy: the archive to create (paths come from stdin)
     #[arg(long, value_name = "OUT", hide = true)]
     pub file: Option<PathBuf>,
@@ -156,8 +158,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let mut w = open_output(
         &archive,
-        args.select
-            .writer_options(mode, args.limit.shard_size_limit),
+        args.sidecar.apply(
+            args.select
+                .writer_options(mode, args.limit.shard_size_limit),
+        ),
     )?;
     let quiet = args.quiet.quiet;
     let progress = Progress::new(!quiet, "adding", None);

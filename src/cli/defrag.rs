@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use super::common::Quiet;
+use super::common::{NoSidecar, Quiet};
 use crate::maint::defrag::{analyze, defrag, write_analysis, DefragMode, DefragOptions, Tuning};
 use crate::progress::Progress;
 use crate::size::human;
@@ -59,6 +59,8 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub sidecar: NoSidecar,
     /// Pause this many milliseconds between steps (for interruption tests)
     #[arg(long, hide = true, value_name = "MS")]
     pub step_delay_ms: Option<u64>,
@@ -105,6 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             Tuning::default()
         },
+        sidecar: args.sidecar.enabled(),
     };
     let progress = Progress::new(
         super::show_progress(args.quiet.quiet),

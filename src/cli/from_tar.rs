@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 
-use super::common::{Quiet, ShardLimit};
+use super::common::{NoSidecar, Quiet, ShardLimit};
 use super::ingest::{
     conclude, open_output, plain, DuplicateArgs, ModeArgs, Reporter, SelectArgs, Symlinks,
 };
@@ -79,6 +79,8 @@ pub struct Args {
     pub limit: ShardLimit,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub sidecar: NoSidecar,
 }
 
 /// Legacy `archive2barecat IN OUT [--shard-size-limit S] [--overwrite]`: a tar or
@@ -150,8 +152,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.duplicates.apply(&mut opts);
     let mut w = open_output(
         &args.archive,
-        args.select
-            .writer_options(args.mode.mode(), args.limit.shard_size_limit),
+        args.sidecar.apply(
+            args.select
+                .writer_options(args.mode.mode(), args.limit.shard_size_limit),
+        ),
     )?;
     let quiet = args.quiet.quiet;
     let progress = Progress::new(!quiet, "converting", total);

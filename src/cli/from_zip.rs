@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::common::{Quiet, ShardLimit, Workers};
+use super::common::{NoSidecar, Quiet, ShardLimit, Workers};
 use super::ingest::{
     conclude, open_output, plain, DuplicateArgs, ModeArgs, Reporter, SelectArgs, Symlinks,
 };
@@ -62,6 +62,8 @@ pub struct Args {
     pub workers: Workers,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub sidecar: NoSidecar,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -72,8 +74,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let src = ingest::ZipSource::open(&args.input).map_err(plain)?;
     let mut w = open_output(
         &args.archive,
-        args.select
-            .writer_options(args.mode.mode(), args.limit.shard_size_limit),
+        args.sidecar.apply(
+            args.select
+                .writer_options(args.mode.mode(), args.limit.shard_size_limit),
+        ),
     )?;
     let quiet = args.quiet.quiet;
     let progress = Progress::new(!quiet, "converting", None);

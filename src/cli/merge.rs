@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::common::{Quiet, ShardLimit};
+use super::common::{NoSidecar, Quiet, ShardLimit};
 use super::ingest::DuplicatesArg;
 use crate::ingest::Duplicates;
 use crate::maint::merge::{merge, MergeOptions, OutputMode};
@@ -72,6 +72,8 @@ pub struct Args {
     pub limit: ShardLimit,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub sidecar: NoSidecar,
     /// End abruptly after N steps of putting the output in place (for tests)
     #[arg(long, hide = true, value_name = "N")]
     pub crash_after_steps: Option<u64>,
@@ -107,6 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             force: args.force,
             ignore_duplicates: duplicates == Duplicates::First,
             quiet: args.quiet,
+            sidecar: args.sidecar,
         });
     }
     let opts = MergeOptions {
@@ -120,6 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         shard_size_limit: args.limit.shard_size_limit,
         duplicates,
         crash_after_steps: args.crash_after_steps,
+        sidecar: args.sidecar.enabled(),
     };
     let progress = Progress::new(super::show_progress(args.quiet.quiet), "merging", None);
     let r = merge(&args.output, &args.inputs, &opts, &progress).map_err(|e| explain(e, true))?;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::common::Quiet;
+use super::common::{NoSidecar, Quiet};
 use crate::maint::merge_symlink::{merge_symlink, SymlinkMergeOptions};
 
 const EXAMPLES: &str = "\
@@ -40,12 +40,15 @@ pub struct Args {
     pub ignore_duplicates: bool,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub sidecar: NoSidecar,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let opts = SymlinkMergeOptions {
         overwrite: args.force,
         ignore_duplicates: args.ignore_duplicates,
+        sidecar: args.sidecar.enabled(),
     };
     let r = merge_symlink(&args.output, &args.inputs, &opts)
         .map_err(|e| super::merge::explain(e, false))?;

@@ -34,6 +34,7 @@ pub mod merge_symlink;
 pub mod mount;
 pub mod records;
 pub mod repair;
+pub mod sidecar;
 pub mod to_archive;
 pub mod to_ncdu_json;
 pub mod to_tar;
@@ -159,6 +160,13 @@ pub fn commands() -> &'static [Command] {
             records::Args,
             records::run
         ),
+        register!(
+            "sidecar",
+            "barecat-sidecar",
+            false,
+            sidecar::Args,
+            sidecar::run
+        ),
         // Legacy entry points of Python barecat, reachable by their program names.
         register!(
             "extract-single",
@@ -203,6 +211,48 @@ fn tune_allocator() {
     unsafe {
         libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
         libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
+}
+
+/// Prints the library's log records (`log` facade) on stderr as one line each,
+/// `PROG: warning: …` for warnings. Warnings and errors always; info and debug
+/// lines with `BARECAT_LOG=info` or `BARECAT_LOG=debug`.
+struct StderrLog;
+
+static LOG_PROG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+impl log::Log for StderrLog {
+    fn enabled(&self, meta: &log::Metadata<'_>) -> bool {
+        meta.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let prog = LOG_PROG.get().map_or("barecat", String::as_str);
+        let msg = record.args().to_string().replace('\n', " ");
+        match record.level() {
+            log::Level::Error => eprintln!("{prog}: error: {msg}"),
+            log::Level::Warn => eprintln!("{prog}: warning: {msg}"),
+            _ => eprintln!("{prog}: {msg}"),
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+fn install_logger(prog: &str) {
+    static LOGGER: StderrLog = StderrLog;
+    let _ = LOG_PROG.set(prog.to_string());
+    if log::set_logger(&LOGGER).is_ok() {
+        let level = match std::env::var("BARECAT_LOG").as_deref() {
+            Ok("debug") => log::LevelFilter::Debug,
+            Ok("info") => log::LevelFilter::Info,
+            Ok("off") => log::LevelFilter::Off,
+            _ => log::LevelFilter::Warn,
+        };
+        log::set_max_level(level);
     }
 }
 
@@ -295,6 +345,7 @@ pub fn main_for<A: Parser>(run: fn(A) -> anyhow::Result<ExitCode>) -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
     let prog = argv.first().map(program_name).unwrap_or_default();
     install_panic_hook(&prog);
+    install_logger(&prog);
     tune_allocator();
     let args = match A::try_parse_from(&argv) {
         Ok(a) => a,
@@ -362,6 +413,7 @@ pub fn main_multicall() -> ExitCode {
         .map(program_name)
         .unwrap_or_else(|| "barecat".into());
     install_panic_hook(&prog);
+    install_logger(&prog);
     tune_allocator();
     // Invoked through a link named after a command: run that command.
     if let Some(cmd) = commands().iter().find(|c| c.binary == prog) {

@@ -27,10 +27,12 @@ pub struct Args {
     /// Print nothing on success
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub sidecar: super::common::NoSidecar,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let r = repair(&args.archive, !args.no_trim)?;
+    let r = repair(&args.archive, !args.no_trim, args.sidecar.enabled())?;
     if !args.quiet {
         println!(
             "{}: {} directory rows fixed, {} of trailing garbage removed",

@@ -21,7 +21,8 @@ foreign keys and that no path is both a file and a directory, that every file li
 inside its shard, that no two files overlap, and that the shards are numbered
 without gaps and all present. Holes, trailing bytes and shards after the last used
 one are reported as information (reclaimable space, see barecat-defrag and
-barecat-repair). Every problem is listed.
+barecat-repair), and so is a missing, stale or corrupt B-tree sidecar (see
+barecat-sidecar). Every problem is listed.
 
 Exit status: 0 no problem found, 1 problems found, 2 the check could not run
 (no archive, not an archive, bad usage).";

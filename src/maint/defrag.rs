@@ -100,6 +100,8 @@ pub struct DefragOptions {
     /// of crash safety).
     pub crash_after_steps: Option<u64>,
     pub tuning: Tuning,
+    /// Write the B-tree sidecar when done ([`crate::sidecar`]).
+    pub sidecar: bool,
 }
 
 impl DefragOptions {
@@ -109,6 +111,7 @@ impl DefragOptions {
             step_delay: None,
             crash_after_steps: None,
             tuning: Tuning::default(),
+            sidecar: true,
         }
     }
 }
@@ -365,7 +368,11 @@ pub fn analyze(path: &Path) -> Result<Analysis> {
 
 /// Defragment the archive at `path` in place.
 pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<DefragReport> {
-    let mut writer = ArchiveWriter::open(path, WriterOptions::with_mode(CreateMode::Append))?;
+    let wopts = WriterOptions {
+        sidecar: opts.sidecar,
+        ..WriterOptions::with_mode(CreateMode::Append)
+    };
+    let mut writer = ArchiveWriter::open(path, wopts)?;
     let layout = writer.layout().clone();
     let limit = writer.shard_size_limit();
     let index = writer.index();
@@ -383,6 +390,7 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     // No holes and no trailing bytes anywhere: nothing can be given back.
     if physical == live {
         report.nothing_to_do = true;
+        writer.write_sidecar();
         return Ok(report);
     }
     let steps = Steps {

@@ -298,8 +298,9 @@ fn is_write_locked(path: &Path) -> bool {
 }
 
 /// Put the archive built at `temp` in place at `out` (which must not exist): the
-/// shards are renamed first and the index last, so `out` appears complete. `step`
-/// is called after each rename.
+/// shards are renamed first and the index after them, so `out` appears complete;
+/// then its companion files (the sidecar), which are never left over from another
+/// archive beside the new index. `step` is called after each rename.
 pub(crate) fn install(temp: &Path, out: &Path, step: &mut dyn FnMut()) -> Result<()> {
     let from = Layout::current(temp);
     let to = Layout::current(out);
@@ -308,13 +309,10 @@ pub(crate) fn install(temp: &Path, out: &Path, step: &mut dyn FnMut()) -> Result
         std::fs::rename(&s.path, &dest).map_err(|e| Error::io(&dest, e))?;
         step();
     }
-    for (c, dest) in from.companion_files().iter().zip(to.companion_files()) {
-        if c.exists() {
-            std::fs::rename(c, &dest).map_err(|e| Error::io(&dest, e))?;
-        }
-    }
+    Layout::remove_companions(out)?;
     std::fs::rename(temp, out).map_err(|e| Error::io(out, e))?;
     step();
+    Layout::move_companions(temp, out)?;
     crate::shard::sync_dir(out)
 }
 

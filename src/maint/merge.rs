@@ -77,6 +77,8 @@ pub struct MergeOptions {
     /// place (removing the old one, renaming each shard, renaming the index), as a
     /// crash would (for tests of crash safety).
     pub crash_after_steps: Option<u64>,
+    /// Write the output's B-tree sidecar ([`crate::sidecar`]).
+    pub sidecar: bool,
 }
 
 /// What [`merge`] did.
@@ -253,6 +255,7 @@ pub fn merge(
         } else {
             defaults.commit_bytes
         },
+        sidecar: opts.sidecar,
         ..defaults
     };
     let mut report = MergeReport {
@@ -307,9 +310,12 @@ pub fn merge(
             }
             None => {
                 // Still holding the lock: undo the appending transaction and cut the
-                // bytes it wrote, so the output is exactly as it was.
+                // bytes it wrote, so the output is exactly as it was, its sidecar
+                // (removed when the writer opened) written again.
                 if let Some(mut w) = writer {
-                    let _ = w.rollback();
+                    if w.rollback().is_ok() {
+                        w.restore_sidecar();
+                    }
                 }
             }
         }

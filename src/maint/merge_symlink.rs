@@ -25,12 +25,24 @@ use crate::maint::inputs::{
 use crate::shard::sync_dir;
 
 /// Options of [`merge_symlink`].
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct SymlinkMergeOptions {
     /// Replace an existing output (its shard links are removed, not their targets).
     pub overwrite: bool,
     /// Keep the first of several files with the same path instead of failing.
     pub ignore_duplicates: bool,
+    /// Write the output's B-tree sidecar ([`crate::sidecar`]).
+    pub sidecar: bool,
+}
+
+impl Default for SymlinkMergeOptions {
+    fn default() -> Self {
+        SymlinkMergeOptions {
+            overwrite: false,
+            ignore_duplicates: false,
+            sidecar: true,
+        }
+    }
 }
 
 /// What [`merge_symlink`] did.
@@ -93,7 +105,7 @@ pub fn merge_symlink(
     let temp = temp_name(output, "linking");
     remove_stale_temps(output, "linking")?;
     Layout::remove(&temp)?;
-    let built = build_index(&temp, &list, opts.ignore_duplicates);
+    let built = build_index(&temp, &list, opts.ignore_duplicates, opts.sidecar);
     let report = match built {
         Ok(r) => r,
         Err(e) => {
@@ -116,7 +128,9 @@ pub fn merge_symlink(
             }
         }
         sync_dir(output)?;
+        Layout::remove_companions(output)?;
         std::fs::rename(&temp, output).map_err(|e| Error::io(output, e))?;
+        Layout::move_companions(&temp, output)?;
         sync_dir(output)
     })();
     if let Err(e) = linked {
@@ -130,8 +144,13 @@ pub fn merge_symlink(
 /// Build the merged index at `temp`: every input's rows with their shard numbers
 /// shifted by the number of shards before it, the union of the directories (the
 /// first input with a non-NULL value gives each metadata field), then statistics
-/// recomputed from scratch.
-fn build_index(temp: &Path, list: &[Input], ignore_duplicates: bool) -> Result<SymlinkMergeReport> {
+/// recomputed from scratch; and its sidecar, when asked for.
+fn build_index(
+    temp: &Path,
+    list: &[Input],
+    ignore_duplicates: bool,
+    sidecar: bool,
+) -> Result<SymlinkMergeReport> {
     let index = Index::open_write(temp, true)?;
     let p = temp.to_path_buf();
     let conn = index.conn();
@@ -241,6 +260,9 @@ fn build_index(temp: &Path, list: &[Input], ignore_duplicates: bool) -> Result<S
     }
     r?;
     index.set_bulk_mode(false)?;
+    if sidecar {
+        crate::sidecar::emit_best_effort(&Layout::current(temp), index.conn());
+    }
     drop(index);
     std::fs::File::open(temp)
         .and_then(|f| f.sync_all())

@@ -120,6 +120,9 @@ pub enum Kind {
     SchemaVersion,
     /// (warning) Triggers that are not part of the schema.
     UnknownTrigger,
+    /// (warning) The B-tree sidecar is missing, stale, corrupt or of another
+    /// format: readers go without it (see `barecat-sidecar`).
+    Sidecar,
 }
 
 /// One problem or warning.
@@ -271,6 +274,7 @@ pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<
     });
     let dirs = dirs?;
     check_shards(&layout, &disk, &scan, &mut f);
+    check_sidecar(path, &mut f);
 
     let mut problems = f.problems;
     problems.sort_by(|a, b| {
@@ -291,6 +295,37 @@ pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<
         space: scan.summary,
         shards: scan.shards,
     })
+}
+
+/// The B-tree sidecar is an optional cache: anything but a valid one is a warning,
+/// never a problem of the archive.
+fn check_sidecar(path: &Path, f: &mut Findings) {
+    use crate::sidecar::{check, Status};
+    match check(path) {
+        Ok(r) => {
+            let hint = match r.status {
+                Status::Valid => return,
+                Status::Missing => "",
+                Status::Absent => "; readers ignore it",
+                Status::Stale | Status::Corrupt => {
+                    "; readers ignore it, `barecat-sidecar ARCHIVE` rewrites it"
+                }
+            };
+            f.warn(
+                Kind::Sidecar,
+                None,
+                format!("{}: {}{hint}", r.sidecar.display(), r.message),
+            );
+        }
+        Err(e) => f.warn(
+            Kind::Sidecar,
+            None,
+            format!(
+                "the sidecar cannot be checked: {}",
+                one_line(&e.to_string())
+            ),
+        ),
+    }
 }
 
 fn open_shards(layout: &Layout, f: &mut Findings) -> Result<BTreeMap<u64, DiskShard>> {

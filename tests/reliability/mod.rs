@@ -11,9 +11,13 @@
 //!   reads back CRC-checked with the content of the source, `barecat-verify` finds
 //!   no problem (warnings about shards an interrupted writer left are allowed), and
 //!   Python barecat's verify passes;
+//! * a B-tree sidecar left beside the archive that a reader would accept (format,
+//!   freshness against the index's page 1) describes this very index: every one of
+//!   its pages equals the index's page ([`check_sidecar`]);
 //! * the documented fix is run; then the archive holds exactly the files (paths,
 //!   contents, metadata) and directories of an uninterrupted run, `barecat-verify`
-//!   is clean without any warning, and Python barecat's verify passes.
+//!   is clean without any warning, its sidecar is valid, and Python barecat's
+//!   verify passes.
 //!
 //! The instants come from a seed (`BARECAT_CRASH_SEED`, random by default) that
 //! every failure message prints; setting it again replays the same instants,
@@ -300,12 +304,19 @@ pub fn build(path: &Path, limit: Option<u64>, files: &Files) {
     w.finish().unwrap();
 }
 
-/// Copy every part of an archive (index and shards) to a new name.
+/// Copy every part of an archive (index, shards, companion files such as the
+/// sidecar) to a new name.
 pub fn copy_archive(from: &Path, to: &Path) {
     Layout::remove(to).unwrap();
     fs::copy(from, to).unwrap();
     for s in Layout::current(from).shard_files().unwrap() {
         fs::copy(&s.path, Layout::current(to).shard_path(s.number)).unwrap();
+    }
+    let (a, b) = (Layout::current(from), Layout::current(to));
+    for (c, d) in a.companion_files().into_iter().zip(b.companion_files()) {
+        if c.is_file() {
+            fs::copy(&c, &d).unwrap();
+        }
     }
 }
 
@@ -432,11 +443,16 @@ pub fn read_all(path: &Path, expected: &Files) -> Result<Snapshot, String> {
 }
 
 /// `barecat-verify --json`: must exit 0 with no problem. Warnings are allowed only
-/// if their kind is in `allowed`. Returns the report.
+/// if their kind is in `allowed`. Returns the report, without the warnings about
+/// the B-tree sidecar (a killed writer leaves none; [`check_sidecar`] and
+/// [`sidecar_valid`] check it).
 pub fn verify_clean(path: &Path, allowed: &[&str]) -> Result<serde_json::Value, String> {
     let out = run_to_end(cmd("barecat-verify", args!["--json", path]), &Stdin::Null);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .map_err(|err| format!("barecat-verify gave no report ({err}): {}", out.stderr))?;
+    if let Some(w) = v["warnings"].as_array_mut() {
+        w.retain(|w| w["kind"] != "sidecar");
+    }
     ensure!(
         out.status.code() == Some(0) && v["problems"].as_array().is_some_and(|p| p.is_empty()),
         "barecat-verify found problems: {}",
@@ -451,6 +467,40 @@ pub fn verify_clean(path: &Path, allowed: &[&str]) -> Result<serde_json::Value, 
         );
     }
     Ok(v)
+}
+
+/// What a kill may leave of the B-tree sidecar: none, one that a reader rejects, or
+/// one that a reader accepts (its format is valid and its page 1 equals the
+/// index's); in the last case every page must equal the index's page, or a reader
+/// would serve pages of another index. `Ok(true)` when a reader would use it.
+pub fn check_sidecar(path: &Path) -> Result<bool, String> {
+    let layout = Layout::resolve(path);
+    let Ok(bytes) = fs::read(layout.sidecar()) else {
+        return Ok(false);
+    };
+    // What a reader's SQLite sees: a hot journal is rolled back first.
+    let _ = rusqlite::Connection::open(layout.index())
+        .and_then(|c| c.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(())));
+    let index =
+        fs::read(layout.index()).map_err(|e| format!("a sidecar without its index ({e})"))?;
+    let Ok(map) = barecat::sidecar::load(&bytes, index.len() as u64, &index) else {
+        return Ok(false);
+    };
+    for (n, page) in map.pages() {
+        let at = (n as usize - 1) * page.len();
+        ensure!(
+            index.get(at..at + page.len()) == Some(page),
+            "a reader would accept the sidecar, but its page {n} is not the index's"
+        );
+    }
+    Ok(true)
+}
+
+/// After a complete run (or the fix): the sidecar is there and valid.
+pub fn sidecar_valid(path: &Path) -> Check {
+    let r = barecat::sidecar::check(path).map_err(|e| e.to_string())?;
+    ensure!(r.is_valid(), "{}: {}", r.sidecar.display(), r.message);
+    Ok(())
 }
 
 /// Python barecat's full verify, many archives through one interpreter
@@ -566,6 +616,9 @@ pub struct Tally {
     pub phases: BTreeMap<String, usize>,
     pub trials: usize,
     pub interrupted: usize,
+    /// Kills after which a reader would have used the sidecar left beside the
+    /// output (and it described the output's index).
+    pub sidecars_used: usize,
 }
 
 impl Tally {
@@ -582,11 +635,13 @@ impl Tally {
             .map(|(k, v)| format!("{k}: {v}"))
             .collect();
         format!(
-            "{name}: {} kill instants over a {:.0} ms run, {} interrupted; {}",
+            "{name}: {} kill instants over a {:.0} ms run, {} interrupted; {}; \
+             a fresh sidecar after {} of them",
             self.trials,
             run.as_secs_f64() * 1e3,
             self.interrupted,
-            phases.join(", ")
+            phases.join(", "),
+            self.sidecars_used
         )
     }
 }
@@ -595,6 +650,9 @@ impl Tally {
 pub trait Scenario {
     /// Name in messages.
     fn name(&self) -> String;
+    /// The archive the command writes (its sidecar is checked after every kill and
+    /// after every fix).
+    fn output(&self) -> PathBuf;
     /// Number of variants; trial `k` runs variant `k % variants()`.
     fn variants(&self) -> usize {
         1
@@ -677,7 +735,11 @@ pub fn kill_trials(s: &mut dyn Scenario, cfg: Config) -> Tally {
         let phase = s
             .after_kill(k, &ended, &mut py)
             .unwrap_or_else(|e| panic!("{}: after the kill: {e}", context()));
+        let used = check_sidecar(&s.output())
+            .unwrap_or_else(|e| panic!("{}: after the kill: {e}", context()));
+        tally.sidecars_used += used as usize;
         s.fix_and_compare(k, &mut py)
+            .and_then(|()| sidecar_valid(&s.output()))
             .unwrap_or_else(|e| panic!("{}: after the fix: {e}", context()));
         if ended.finished {
             runs[k % nv].push(ended.elapsed);
