@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use barecat::ingest::Duplicates;
 use barecat::maint::merge::{MergeOptions, OutputMode};
 use barecat::maint::merge_symlink::SymlinkMergeOptions;
 use barecat::progress::Progress;
@@ -41,6 +42,7 @@ pub fn merge_symlink<'py>(
     let opts = SymlinkMergeOptions {
         overwrite,
         ignore_duplicates,
+        sidecar: true,
     };
     let r = py
         .detach(|| barecat::maint::merge_symlink::merge_symlink(&output, &inputs, &opts))
@@ -49,10 +51,12 @@ pub fn merge_symlink<'py>(
 }
 
 /// Copy archives (or tar and zip files) into `output`. `append=True` adds to an
-/// existing output. Returns a dict of counts.
+/// existing output. Several files with one path fail the merge unless
+/// `duplicates` is `'first'` or `'last'` (`ignore_duplicates=True` is `'first'`).
+/// Returns a dict of counts.
 #[pyfunction]
 #[pyo3(signature = (output, inputs, overwrite=false, append=false, ignore_duplicates=false,
-                    shard_size_limit=None))]
+                    shard_size_limit=None, duplicates=None))]
 pub fn merge<'py>(
     py: Python<'py>,
     output: PathBuf,
@@ -61,7 +65,18 @@ pub fn merge<'py>(
     append: bool,
     ignore_duplicates: bool,
     shard_size_limit: Option<&Bound<'py, PyAny>>,
+    duplicates: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let duplicates = match (duplicates, ignore_duplicates) {
+        (Some("first"), _) | (None, true) => Duplicates::First,
+        (Some("last"), _) => Duplicates::Last,
+        (Some("error"), _) | (None, false) => Duplicates::Error,
+        (Some(other), _) => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "duplicates must be 'first', 'last' or 'error', not {other:?}"
+            )))
+        }
+    };
     let opts = MergeOptions {
         output_mode: if append {
             OutputMode::Append
@@ -71,8 +86,9 @@ pub fn merge<'py>(
             OutputMode::New
         },
         shard_size_limit: crate::archive::size_arg(shard_size_limit)?,
-        ignore_duplicates,
+        duplicates,
         crash_after_steps: None,
+        sidecar: true,
     };
     let r = py
         .detach(|| barecat::maint::merge::merge(&output, &inputs, &opts, &Progress::hidden()))
