@@ -55,6 +55,7 @@ pub fn merge_symlink<'py>(
 /// `duplicates` is `'first'` or `'last'` (`ignore_duplicates=True` is `'first'`).
 /// Returns a dict of counts.
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (output, inputs, overwrite=false, append=false, ignore_duplicates=false,
                     shard_size_limit=None, duplicates=None))]
 pub fn merge<'py>(
