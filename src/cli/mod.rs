@@ -72,23 +72,30 @@ pub struct Command {
     pub binary: &'static str,
     /// Legacy entry points are reachable by their binary name but not listed.
     pub legacy: bool,
+    /// Other names of the subcommand (`barecat c` for `barecat create`, Python
+    /// barecat's spellings); shown in `barecat --help`.
+    pub aliases: &'static [&'static str],
     /// The clap definition.
     pub command: fn() -> clap::Command,
     run: fn(&ArgMatches) -> anyhow::Result<ExitCode>,
 }
 
 macro_rules! register {
-    ($name:literal, $bin:literal, $legacy:literal, $args:ty, $run:path) => {
+    ($name:literal, $bin:literal, $legacy:literal, [$($alias:literal),*], $args:ty, $run:path) => {
         Command {
             name: $name,
             binary: $bin,
             legacy: $legacy,
+            aliases: &[$($alias),*],
             command: || <$args as CommandFactory>::command(),
             run: |m| {
                 let args = <$args as FromArgMatches>::from_arg_matches(m)?;
                 $run(args)
             },
         }
+    };
+    ($name:literal, $bin:literal, $legacy:literal, $args:ty, $run:path) => {
+        register!($name, $bin, $legacy, [], $args, $run)
     };
 }
 
@@ -399,6 +406,7 @@ pub fn barecat_command() -> clap::Command {
         top = top.subcommand(
             (c.command)()
                 .name(c.name)
+                .visible_aliases(c.aliases)
                 .bin_name(format!("barecat {}", c.name)),
         );
     }
