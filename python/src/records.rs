@@ -400,10 +400,40 @@ impl Records {
         let batch = py
             .detach(|| pool.install(|| r.gather_with(&idx, &opts)))
             .py()?;
+        // One memoryview per backing (a chunk map or a decompressed buffer), and
+        // each record a slice of it: a slice shares its base's buffer, so a record
+        // costs one small object, not an exporter and a buffer request of its own.
+        let backings = batch.backings();
+        let mut bases: Vec<Option<Bound<'py, PyAny>>> = vec![None; backings.len()];
+        let empty = pyo3::types::PyMemoryView::from(&PyBytes::new(py, b"").into_any())?;
         let views = PyList::empty(py);
         for k in 0..batch.len() {
-            let obj = Bound::new(py, MappedBytes::record(batch.record(k)))?;
-            views.append(pyo3::types::PyMemoryView::from(&obj.into_any())?)?;
+            let Some((b, start, len)) = batch.location(k) else {
+                views.append(&empty)?;
+                continue;
+            };
+            let base = match &bases[b] {
+                Some(v) => v.clone(),
+                None => {
+                    let exporter = Bound::new(py, MappedBytes::record(backings[b].clone()))?;
+                    let v = pyo3::types::PyMemoryView::from(&exporter.into_any())?.into_any();
+                    bases[b] = Some(v.clone());
+                    v
+                }
+            };
+            // SAFETY: `base` is a valid memoryview; the bounds lie inside it (the
+            // batch computed them from the same backing).
+            let view = unsafe {
+                Bound::from_owned_ptr_or_err(
+                    py,
+                    pyo3::ffi::PySequence_GetSlice(
+                        base.as_ptr(),
+                        start as pyo3::ffi::Py_ssize_t,
+                        (start + len) as pyo3::ffi::Py_ssize_t,
+                    ),
+                )?
+            };
+            views.append(view)?;
         }
         Ok(views)
     }
