@@ -172,7 +172,13 @@ pub fn commands() -> &'static [Command] {
         // Maintenance.
         register!("verify", "barecat-verify", false, verify::Args, verify::run),
         register!("defrag", "barecat-defrag", false, defrag::Args, defrag::run),
-        register!("merge", "barecat-merge", false, merge::Args, merge::run),
+        register!(
+            "merge",
+            "barecat-merge",
+            false,
+            common::WithRules<merge::Args>,
+            merge::run
+        ),
         register!(
             "merge-symlink",
             "barecat-merge-symlink",
