@@ -254,7 +254,7 @@ fn archive_to_local_is_what_python_extracts() {
     let out = both(d, &["-v", arch, "{}-out"]);
     assert_eq!(out.len(), 7);
     assert!(
-        out.contains(&format!("extract: /{{}}-out/a/b/y.bin")),
+        out.contains(&"extract: /{}-out/a/b/y.bin".to_string()),
         "{out:?}"
     );
     assert_eq!(local(&d.join("rs_side-out")), local(&d.join("py_side-out")));
