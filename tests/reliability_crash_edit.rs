@@ -31,6 +31,9 @@ const LIMIT: u64 = 256 << 10;
 /// A program and its arguments.
 type Line = (String, Vec<OsString>);
 
+/// The documented fix after a kill, if any.
+type Fix = Box<dyn Fn(&Edit) -> Option<Line>>;
+
 /// A command that edits a copy of a template archive.
 struct Edit {
     name: &'static str,
@@ -50,7 +53,7 @@ struct Edit {
     before: Snapshot,
     after: Option<Snapshot>,
     /// The documented fix.
-    fix: Box<dyn Fn(&Edit) -> Option<Line>>,
+    fix: Fix,
 }
 
 impl Edit {
