@@ -504,7 +504,7 @@ fn bad_arguments_are_one_line_errors() {
                 d.join("out").into_os_string(),
             ],
             2,
-            "zip files as rsync locations",
+            "files as rsync locations",
         ),
         (
             vec!["host:/data/x".into(), a.clone().into_os_string()],
