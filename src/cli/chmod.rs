@@ -190,7 +190,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         plan.items.len()
     } else {
         let mut w = edit::open_writer(&args.archive, args.sidecar.enabled())
-            .with_context(|| format!("cannot open {} for writing", args.archive.display()))?;
+            .with_context(|| format!("cannot write to {}", args.archive.display()))?;
         let plan = edit::plan_meta(w.index(), &args.paths, args.recursive, &new_meta)?;
         plan.problems.iter().for_each(&mut report);
         let mut n = 0usize;

@@ -102,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         plan.items.len()
     } else {
         let mut w = edit::open_writer(&args.archive, args.sidecar.enabled())
-            .with_context(|| format!("cannot open {} for writing", args.archive.display()))?;
+            .with_context(|| format!("cannot write to {}", args.archive.display()))?;
         let plan = edit::plan_moves(w.index(), sources, dest, opts)?;
         plan.problems.iter().for_each(&mut report);
         let verbose = args.verbose;

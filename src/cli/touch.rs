@@ -227,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (plan.items.len(), create.len())
     } else {
         let mut w = edit::open_writer(&args.archive, args.sidecar.enabled())
-            .with_context(|| format!("cannot open {} for writing", args.archive.display()))?;
+            .with_context(|| format!("cannot write to {}", args.archive.display()))?;
         let (existing, create) = split(w.index())?;
         let plan = edit::plan_meta(w.index(), &existing, args.recursive, &new_meta)?;
         plan.problems.iter().for_each(&mut report);
