@@ -1060,11 +1060,7 @@ impl Run<'_, '_> {
         self.report.bytes += r.bytes;
         for p in problems.into_inner().expect("not poisoned") {
             self.report.problems += 1;
-            let e = Error::Input {
-                path: into.display().to_string(),
-                detail: p,
-            };
-            (self.note)(Note::Problem(&e));
+            (self.note)(Note::Problem(&Error::InvalidOperation(p)));
         }
         Ok(())
     }

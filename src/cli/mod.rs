@@ -499,7 +499,7 @@ pub fn main_multicall() -> ExitCode {
                 .get_about()
                 .map(|a| a.to_string())
                 .unwrap_or_default();
-            println!("{:<16} {}", c.name, about);
+            println!("{:<17} {}", c.name, about);
         }
         return ExitCode::SUCCESS;
     }
