@@ -32,7 +32,8 @@
 //!   transaction (Python overwrites a file in place when the new content is not
 //!   longer, which a crash can leave half old, half new);
 //! * a file that cannot be read (vanished, a special file, a broken link) is
-//!   reported and the rest goes on, instead of a traceback.
+//!   reported and the rest goes on, instead of a traceback (or, for a FIFO, a
+//!   hang). Symbolic links to files are followed, links to directories are not.
 //!
 //! Writes to an archive go through [`ArchiveWriter`] batches: a killed run leaves
 //! an archive that reads back, every file with its old or its new content, and
@@ -686,6 +687,10 @@ impl Run<'_, '_> {
             Ok(m) => m,
             Err(e) => return self.problem(Error::io(path, e)),
         };
+        if md.is_dir() {
+            // A symbolic link to a directory: not followed (as Python's os.walk).
+            return Ok(());
+        }
         if !md.is_file() {
             return self.problem(Error::Input {
                 path: lossy(path),

@@ -586,3 +586,19 @@ fn bad_arguments_are_one_line_errors() {
     );
     assert_eq!(contents(&d.join("b.barecat")).len(), 7);
 }
+
+#[test]
+fn links_to_files_are_followed_links_to_directories_are_not() {
+    need!("barecat");
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    tree(&d.join("src"));
+    write_tree(&d.join("elsewhere"), &[("deep/file.txt", b"elsewhere")]);
+    std::os::unix::fs::symlink(d.join("elsewhere"), d.join("src/dirlink")).unwrap();
+    std::os::unix::fs::symlink(d.join("src/top.txt"), d.join("src/filelink")).unwrap();
+    let out = both(d, &["-v", "./src/", "{}.barecat::"]);
+    assert!(out.contains(&"add: filelink".to_string()), "{out:?}");
+    assert!(!out.iter().any(|l| l.contains("dirlink")), "{out:?}");
+    same_archives(d, "{}.barecat");
+    assert_eq!(contents(&d.join("rs_side.barecat"))["filelink"], b"top\n");
+}

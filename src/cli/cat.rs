@@ -2,7 +2,7 @@
 //! come as arguments, or as a list (`-T FILE`, or stdin) read one entry at a time,
 //! so that one process can write any number of files in bounded memory.
 
-use std::io::{self, BufRead, IsTerminal, Write};
+use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -16,12 +16,12 @@ Examples:
   barecat-cat data.barecat images/cat.jpg > cat.jpg
   barecat-cat data.barecat labels.txt | head
   barecat-cat data.barecat -T paths.txt > all.bin    # the files a list names
-  barecat ls -R data.barecat train | barecat-cat data.barecat | sha256sum
-  find-paths -print0 | barecat-cat -0 data.barecat   # NUL-terminated list on stdin
+  barecat ls -R data.barecat train | barecat-cat -T - data.barecat | sha256sum
+  tr '\\n' '\\0' < paths.txt | barecat-cat -0 -T - data.barecat  # NUL-terminated
 
-Without PATH and -T, the paths are read from stdin (one per line, or NUL-terminated
-with -0; empty entries are skipped). The list is read as it is written, one entry
-at a time: a hundred thousand files are one process and little memory.
+-T FILE reads more paths from FILE ('-': stdin), one per line, or NUL-terminated
+with -0; empty entries are skipped. The list is read as it is written, one entry at
+a time: a hundred thousand files are one process and little memory.
 
 Every file is checked against its stored CRC32C; files up to 64 MiB are checked
 before any byte is written, so a corrupt file produces no output. A path that is
@@ -121,16 +121,9 @@ pub fn read_list(path: &Path, null: bool) -> anyhow::Result<Vec<String>> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-cat";
-    let list = match &args.files_from {
-        Some(l) => Some(l.clone()),
-        None if args.paths.is_empty() => {
-            if io::stdin().is_terminal() {
-                crate::usage!("no PATH given: name files, or pipe a list of paths to stdin");
-            }
-            Some(PathBuf::from("-"))
-        }
-        None => None,
-    };
+    if args.paths.is_empty() && args.files_from.is_none() {
+        crate::usage!("no PATH given: name files, or give a list with -T FILE (-T - for stdin)");
+    }
     let archive = Archive::open(&args.archive)
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
     super::print_warnings(PROG, archive.warnings());
@@ -157,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for p in &args.paths {
         write(p.clone())?;
     }
-    if let Some(list) = &list {
+    if let Some(list) = &args.files_from {
         for_each_listed(list, args.null, &mut write)?;
     }
     out.flush()?;

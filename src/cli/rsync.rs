@@ -30,7 +30,8 @@ missing DEST archive is created.
 A file whose copy at DEST has the same size and modification time is skipped;
 with -c, the same CRC32C; with -u, a copy as new or newer is kept. Only files are
 synced (their directories are made as needed), with their mode, owner and
-modification time. --delete removes the files of DEST that no SOURCE has, within
+modification time; a symbolic link to a file is synced as that file, links to
+directories are not followed. --delete removes the files of DEST that no SOURCE has, within
 the directories the SOURCEs are synced into (Python barecat's rsync also deletes
 outside them). --include and --exclude are shell patterns matched against names
 (an include overrides an exclude); excluded names are neither copied nor deleted.
