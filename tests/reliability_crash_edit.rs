@@ -215,7 +215,7 @@ fn rm_killed_at_random_instants_leaves_before_or_after() {
     need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
-    let files = make_tree(&d.join("src"), "tree", 700, 300_000, 11);
+    let files = make_tree(&d.join("src"), "tree", 400, 300_000, 11);
     let (t, before) = template(&d, &files);
     let gone =
         |p: &str| p.starts_with("tree/c1/") || p.starts_with("tree/c2/s1/") || p.ends_with("5.bin");
@@ -251,7 +251,7 @@ fn mv_killed_at_random_instants_leaves_before_or_after() {
     need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
-    let files = make_tree(&d.join("src"), "tree", 700, 300_000, 12);
+    let files = make_tree(&d.join("src"), "tree", 400, 300_000, 12);
     let (t, _) = template(&d, &files);
     let mut allowed = allowed_from(&[&files]);
     let mut moved = Files::new();
@@ -328,9 +328,9 @@ fn rsync_killed_at_random_instants_keeps_old_or_new_content() {
     need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
-    let old = make_tree(&d.join("old"), "tree", 300, 300_000, 13);
+    let old = make_tree(&d.join("old"), "tree", 200, 300_000, 13);
     let (t, before) = template(&d, &old);
-    // The source: a third of the files changed, a tenth deleted, 60 new ones.
+    // The source: a third of the files changed, a tenth deleted, 40 new ones.
     let src = d.join("src");
     let mut new = Files::new();
     for (i, (p, c)) in old.iter().enumerate() {
@@ -345,7 +345,7 @@ fn rsync_killed_at_random_instants_keeps_old_or_new_content() {
         fs::write(&f, &data).unwrap();
         new.insert(p.clone(), data);
     }
-    for (p, c) in make_tree(&src, "added", 60, 300_000, 14) {
+    for (p, c) in make_tree(&src, "added", 40, 300_000, 14) {
         new.insert(format!("tree/{p}"), c);
     }
     let kept = old
@@ -389,10 +389,10 @@ fn add_killed_at_random_instants_is_finished_by_resume() {
     need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
-    let old = make_tree(&d.join("old"), "tree", 200, 300_000, 15);
+    let old = make_tree(&d.join("old"), "tree", 150, 300_000, 15);
     let (t, before) = template(&d, &old);
     let src = d.join("src");
-    let added = make_tree(&src, "more", 250, 300_000, 16);
+    let added = make_tree(&src, "more", 150, 300_000, 16);
     let kept = old.keys().cloned().collect();
     let argv = move |out: &Path| {
         (
