@@ -18,7 +18,9 @@ use std::process::ExitCode;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 pub mod cat;
+pub mod chmod;
 pub mod common;
+pub mod completion;
 pub mod create;
 pub mod defrag;
 pub mod docs;
@@ -32,13 +34,17 @@ pub mod ls;
 pub mod merge;
 pub mod merge_symlink;
 pub mod mount;
+pub mod mv;
 pub mod records;
 pub mod repair;
+pub mod rm;
+pub mod rsync;
 pub mod sidecar;
 pub mod to_archive;
 pub mod to_ncdu_json;
 pub mod to_tar;
 pub mod to_zip;
+pub mod touch;
 pub mod verify;
 
 /// Exit status for "done, but something failed along the way".
@@ -103,7 +109,22 @@ macro_rules! register {
 pub fn commands() -> &'static [Command] {
     static COMMANDS: &[Command] = &[
         // Getting data in.
-        register!("create", "barecat-create", false, create::Args, create::run),
+        register!(
+            "create",
+            "barecat-create",
+            false,
+            ["c"],
+            create::Args,
+            create::run
+        ),
+        register!(
+            "add",
+            "barecat-add",
+            false,
+            ["a"],
+            create::AddArgs,
+            create::run_add
+        ),
         register!(
             "from-tar",
             "barecat-from-tar",
@@ -123,7 +144,8 @@ pub fn commands() -> &'static [Command] {
             "extract",
             "barecat-extract",
             false,
-            extract::Args,
+            ["x"],
+            common::WithRules<extract::Args>,
             extract::run
         ),
         register!("to-zip", "barecat-to-zip", false, to_zip::Args, to_zip::run),
@@ -150,7 +172,13 @@ pub fn commands() -> &'static [Command] {
         // Maintenance.
         register!("verify", "barecat-verify", false, verify::Args, verify::run),
         register!("defrag", "barecat-defrag", false, defrag::Args, defrag::run),
-        register!("merge", "barecat-merge", false, merge::Args, merge::run),
+        register!(
+            "merge",
+            "barecat-merge",
+            false,
+            common::WithRules<merge::Args>,
+            merge::run
+        ),
         register!(
             "merge-symlink",
             "barecat-merge-symlink",
@@ -159,6 +187,12 @@ pub fn commands() -> &'static [Command] {
             merge_symlink::run
         ),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
+        // Syncing, and editing in place.
+        register!("rsync", "barecat-rsync", false, rsync::Args, rsync::run),
+        register!("rm", "barecat-rm", false, rm::Args, rm::run),
+        register!("mv", "barecat-mv", false, mv::Args, mv::run),
+        register!("chmod", "barecat-chmod", false, chmod::Args, chmod::run),
+        register!("touch", "barecat-touch", false, touch::Args, touch::run),
         // Records by integer index.
         register!(
             "records",
@@ -173,6 +207,13 @@ pub fn commands() -> &'static [Command] {
             false,
             sidecar::Args,
             sidecar::run
+        ),
+        register!(
+            "completion-script",
+            "barecat-completion-script",
+            false,
+            completion::Args,
+            completion::run
         ),
         // Legacy entry points of Python barecat, reachable by their program names.
         register!(
@@ -458,7 +499,7 @@ pub fn main_multicall() -> ExitCode {
                 .get_about()
                 .map(|a| a.to_string())
                 .unwrap_or_default();
-            println!("{:<16} {}", c.name, about);
+            println!("{:<17} {}", c.name, about);
         }
         return ExitCode::SUCCESS;
     }
