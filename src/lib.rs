@@ -43,6 +43,7 @@ pub mod path;
 pub mod progress;
 pub mod read_pool;
 pub mod records;
+pub mod remote;
 pub mod repair;
 pub mod schema;
 pub mod shard;

@@ -12,6 +12,7 @@ const EXAMPLES: &str = "\
 Examples:
   barecat-cat data.barecat images/cat.jpg > cat.jpg
   barecat-cat data.barecat labels.txt | head
+  barecat-cat --stats https://example.org/data.barecat images/cat.jpg > cat.jpg
 
 Every file is checked against its stored CRC32C; files up to 64 MiB are checked
 before any byte is written, so a corrupt file produces no output and exit status 1.";
@@ -25,6 +26,8 @@ pub struct Args {
     /// Paths inside the archive, written one after the other
     #[arg(required = true)]
     pub paths: Vec<String>,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 /// Legacy `barecat-extract-single --barecat-file A --path P`.
@@ -40,7 +43,8 @@ pub struct LegacyArgs {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let archive = Archive::open(&args.archive)
+    let _stats = args.remote.stats_guard("barecat-cat");
+    let archive = Archive::open_with(&args.archive, args.remote.open_options(false))
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
     super::print_warnings("barecat-cat", archive.warnings());
     let stdout = io::stdout();
@@ -57,5 +61,6 @@ pub fn run_legacy(args: LegacyArgs) -> anyhow::Result<ExitCode> {
     run(Args {
         archive: args.barecat_file,
         paths: vec![args.path],
+        remote: Default::default(),
     })
 }

@@ -20,6 +20,7 @@ Examples:
   barecat-extract data.barecat 'train/**/*.jpg'       # a glob (quote it)
   barecat-extract --strip-components 1 data.barecat -C out train
   barecat-extract --file data.barecat --target-directory out   # legacy form
+  barecat-extract s3://bucket/datasets/data.barecat -C out     # a remote archive
 
 PATH|GLOB: a file, a directory (with everything below it), or a glob with Python
 glob semantics: * and ? stay within a directory, ** spans directories, and
@@ -70,6 +71,8 @@ pub struct Args {
     pub workers: Workers,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
     /// The archive, in the legacy form `--file ARCH --target-directory DIR`
     #[arg(long, value_name = "ARCHIVE", hide = true)]
     pub file: Option<PathBuf>,
@@ -88,7 +91,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ),
         None => (args.archive.expect("clap requires it"), args.paths),
     };
-    let archive = Archive::open(&archive_path)
+    let _stats = args.remote.stats_guard(PROG);
+    let archive = Archive::open_with(&archive_path, args.remote.open_options(false))
         .with_context(|| format!("cannot open {}", archive_path.display()))?;
     super::print_warnings(PROG, archive.warnings());
     let (selection, missing) = Selection::resolve(&archive, &paths)?;
