@@ -79,6 +79,7 @@ pub fn merge<'py>(
         }
     };
     let opts = MergeOptions {
+        index_mode: Default::default(),
         output_mode: if append {
             OutputMode::Append
         } else if overwrite {

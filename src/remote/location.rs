@@ -89,12 +89,14 @@ impl Location {
                     .map(Location::Local)
                     .map_err(|()| bad(s, "malformed file URL (expected file:///absolute/path)"));
             }
-            other => return Err(bad(
-                s,
-                format!(
+            other => {
+                return Err(bad(
+                    s,
+                    format!(
                     "unknown URL scheme '{other}' (supported: s3://, http://, https://, file://)"
                 ),
-            )),
+                ))
+            }
         };
         let u = url::Url::parse(s).map_err(|e| bad(s, format!("malformed URL: {e}")))?;
         if u.query().is_some() || u.fragment().is_some() {
