@@ -284,6 +284,16 @@ fn transport_kind(
     None
 }
 
+/// The innermost cause of an error, as one line (`Connection refused (os error
+/// 111)` rather than the whole chain of wrappers).
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    one_line(&cur.to_string())
+}
+
 /// Text of an error and its causes.
 fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
     let mut s = e.to_string();
@@ -439,16 +449,17 @@ impl Object {
             };
         }
         use object_store::client::HttpErrorKind as K;
+        let cause = root_cause(&e);
         match transport_kind(&e) {
             Some(K::Timeout) => Attempt::Retry(format!(
                 "timed out (BARECAT_REMOTE_TIMEOUT={}s)",
                 Settings::get().timeout.as_secs_f64()
             )),
-            Some(K::Connect) => Attempt::Retry(format!("cannot connect: {text}")),
+            Some(K::Connect) => Attempt::Retry(format!("cannot connect: {cause}")),
             Some(K::Request | K::Interrupted | K::Decode | K::Unknown) => {
-                Attempt::Retry(format!("connection failed: {text}"))
+                Attempt::Retry(format!("connection failed: {cause}"))
             }
-            Some(_) => Attempt::Retry(format!("request failed: {text}")),
+            Some(_) => Attempt::Retry(format!("request failed: {cause}")),
             None => Attempt::Final(Fail::Other(self.err(text))),
         }
     }
