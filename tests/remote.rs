@@ -86,6 +86,7 @@ fn every_reading_command_gives_over_http_what_it_gives_locally() {
     let server = Server::http(&d.join("served"), &[]);
     let url = server.url("ds.barecat");
     let local = s(&archive);
+    barecat_ok(&["records", "build", local], &[]);
     let locals = std::cell::RefCell::new(std::collections::HashMap::new());
     for mode in ["range", "download"] {
         let m = ["--index-mode", mode];
@@ -123,10 +124,43 @@ fn every_reading_command_gives_over_http_what_it_gives_locally() {
             &["to-tar", "ARCHIVE", "-"],
             &["to-tar", "ARCHIVE", "-", "train/c2"],
             &["to-zip", "ARCHIVE", "-"],
+            &["records", "get", "ARCHIVE", "17"],
+            &["records", "gather", "ARCHIVE", "3", "200", "3", "0", "362"],
+            &["records", "gather", "--crc", "ARCHIVE", "1", "2", "300"],
         ] {
             let (want, got) = same(args);
             assert!(want == got, "{args:?} ({mode}) differs");
         }
+        // Every record, gathered in address order: coalesced shard requests.
+        let all: Vec<String> = (0..363).map(|i| i.to_string()).collect();
+        let mut args = vec![
+            "records",
+            "gather",
+            "--digest",
+            "--stats",
+            "--index-mode",
+            mode,
+            &url,
+        ];
+        args.extend(all.iter().map(String::as_str));
+        let out = barecat(&args, &[]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let mut largs = vec!["records", "gather", "--digest", local];
+        largs.extend(all.iter().map(String::as_str));
+        assert_eq!(out.stdout, barecat_ok(&largs, &[]));
+        let st = stats(&out.stderr);
+        assert_eq!(st["records"].0, 1, "{st:?}");
+        assert!(st["shards"].0 <= 6, "not coalesced: {st:?}");
+        let info = barecat_ok(
+            &["records", "info", "--json", &url, "--index-mode", mode],
+            &[],
+        );
+        let info: serde_json::Value = serde_json::from_slice(&info).unwrap();
+        assert_eq!(
+            (info["length"].as_u64(), info["kind"].as_str()),
+            (Some(363), Some("archive"))
+        );
+
         let (want, got) = same(&["to-ncdu-json", "ARCHIVE"]);
         assert_eq!(without_timestamp(&want), without_timestamp(&got));
 

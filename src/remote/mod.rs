@@ -105,6 +105,24 @@ fn not_an_archive(url: &str, detail: &str) -> Error {
     }
 }
 
+impl RemoteIndex {
+    /// The whole object `NAME<suffix>` beside the archive (a companion such as the
+    /// record table), in one request; `None` when there is none.
+    pub fn fetch_part(&self, suffix: &str, kind: Kind) -> Result<Option<Bytes>> {
+        let o = Arc::new(Object::new(
+            self.store.clone(),
+            &self.url,
+            &self.url.with_suffix(suffix),
+            kind,
+        ));
+        match o.get(None) {
+            Ok(b) => Ok(Some(b)),
+            Err(Fail::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into_error()),
+        }
+    }
+}
+
 /// The page size an SQLite header declares, if `head` is one.
 fn sqlite_page_size(head: &[u8]) -> Option<u64> {
     if head.len() < 100 || !head.starts_with(b"SQLite format 3\0") {
