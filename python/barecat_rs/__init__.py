@@ -10,6 +10,11 @@ workers::
     with barecat_rs.Barecat("train.barecat") as bc:
         img = bc["images/000001.jpg"]
         batch = bc.read_many(paths, threads=8)
+
+A URL opens a remote archive read-only, by ranged requests (credentials and
+endpoints from the usual ``AWS_*`` variables)::
+
+    bc = barecat_rs.Barecat("s3://bucket/datasets/train.barecat")
 """
 
 from ._native import (
@@ -19,6 +24,7 @@ from ._native import (
     crc32c,
     merge,
     merge_symlink,
+    remote_stats,
 )
 from .exceptions import *  # noqa: F401,F403
 from .exceptions import __all__ as _exceptions
@@ -52,5 +58,6 @@ __all__ = [
     "crc32c",
     "merge",
     "merge_symlink",
+    "remote_stats",
     "__version__",
 ] + _exceptions
