@@ -4,11 +4,13 @@ last\t'Keep the last copy, as tar -x leaves it; each replacement is noted'
 error\t'Stop at the first duplicate'"
 complete -c barecat-merge -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
 complete -c barecat-merge -l crash-after-steps -d 'End abruptly after N steps of putting the output in place (for tests)' -r
+complete -c barecat-merge -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat-merge -s f -l force -l overwrite -d 'Replace the output if it exists'
 complete -c barecat-merge -s a -l append -d 'Add to the output if it exists (files already in it win)'
 complete -c barecat-merge -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing (the same as --duplicates first)'
 complete -c barecat-merge -l symlink -d 'Link the inputs\' shards instead of copying (see barecat-merge-symlink)'
 complete -c barecat-merge -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-merge -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat-merge -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat-merge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat-merge -s V -l version -d 'Print version'
