@@ -1,16 +1,18 @@
 //! Shards of a remote archive: ranged reads, with read-ahead for readers that go
 //! through a shard in address order.
 //!
-//! A read that does not continue where the last one of its shard ended (a `cat`,
-//! a lookup from a data loader, any random access) is one ranged request for
-//! exactly its bytes. A read that does (`extract`, `verify`, `to-tar`, `to-zip`,
-//! `records gather`, `merge`, all of which walk files in address order, or a large
-//! file read in pieces) starts a stream: the shard is then fetched in runs that
-//! grow from [`MIN_RUN`] to [`MAX_RUN`], up to [`AHEAD`] runs ahead of the reader
-//! and in flight at once, so that neighbouring files travel in a few large
-//! requests. Runs are shared by every thread reading the shard, and the bytes held
-//! (in flight or waiting) stay within `BARECAT_REMOTE_READAHEAD` per shard: memory
-//! is bounded whatever the archive's size.
+//! A random read (a `cat`, a lookup from a data loader) is one ranged request for
+//! exactly its bytes. When reads continue one another ([`STREAK`] in a row, each
+//! starting where a recent one ended, give or take a [`GAP`]: `extract`, `to-tar`,
+//! `to-zip`, `records gather` and `merge` walk files in address order, a large file
+//! is read in pieces), a stream starts: the shard is then fetched in runs that grow
+//! from [`MIN_RUN`] to [`MAX_RUN`], up to [`AHEAD`] runs ahead of the reader and in
+//! flight at once, so that neighbouring files travel in a few large requests. Runs
+//! are shared by every thread reading the shard; runs far behind the readers, and
+//! those of a shard the readers left, are dropped, and the bytes held (in flight or
+//! waiting) stay within `BARECAT_REMOTE_READAHEAD`: memory is bounded whatever the
+//! archive's size. (`verify` groups files into spans of up to 8 MiB itself and
+//! fetches each span with one request.)
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, RwLock};
@@ -30,9 +32,14 @@ pub const MIN_RUN: u64 = 1 << 20;
 pub const MAX_RUN: u64 = 8 << 20;
 /// Runs kept ahead of a sequential reader.
 pub const AHEAD: usize = 3;
-/// A read that starts at most this far after the end of the last one continues
-/// its stream (the gap is fetched and dropped).
-pub const GAP: u64 = 1 << 20;
+/// A read that starts at most this far after the end of a recent one continues it
+/// (the gap is fetched and dropped).
+pub const GAP: u64 = 256 << 10;
+/// Reads that continue one another before a stream starts: random readers almost
+/// never continue each other by chance twice in a row.
+pub const STREAK: u32 = 2;
+/// Runs that end this far behind the reader are dropped.
+pub const BEHIND: u64 = 8 << 20;
 
 /// The outcome of a fetch, shared by the readers waiting for it.
 #[derive(Clone)]
@@ -125,36 +132,64 @@ struct Run {
     slot: Arc<Slot>,
 }
 
-/// Where recent reads ended: a read starting at (or a little after) one of these
-/// continues a stream, even when several threads read neighbouring files at once.
+/// Where recent reads ended, with how many reads in a row led there: a read
+/// starting at (or a little after) one of these continues it, even when several
+/// threads read neighbouring files at once.
 const RECENT: usize = 16;
 
 #[derive(Default)]
 struct Stream {
     runs: VecDeque<Run>,
-    recent: VecDeque<u64>,
+    recent: VecDeque<(u64, u32)>,
     /// The size of the next run.
     window: u64,
 }
 
 impl Stream {
-    fn ended_at(&mut self, end: u64) {
+    /// The streak a read at `at` continues (0 when it continues nothing).
+    fn streak_at(&self, at: u64) -> u32 {
+        self.recent
+            .iter()
+            .filter(|&&(e, _)| at >= e && at - e <= GAP)
+            .map(|&(_, k)| k + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn ended_at(&mut self, at: u64, end: u64) {
+        let streak = self.streak_at(at);
         if self.recent.len() >= RECENT {
             self.recent.pop_front();
         }
-        self.recent.push_back(end);
+        self.recent.push_back((end, streak));
     }
 
-    /// Does a read at `at` continue what was read before?
+    /// Does a read at `at` continue a stream (inside the runs fetched, or after a
+    /// streak of reads that continued one another)?
     fn continues(&self, at: u64) -> bool {
-        let near = |e: u64| at >= e && at - e <= GAP;
-        if self.recent.iter().any(|&e| near(e)) {
+        if self.streak_at(at) >= STREAK {
             return true;
         }
         match (self.runs.front(), self.runs.back()) {
             (Some(a), Some(b)) => at >= a.start && at <= b.end + GAP,
             _ => false,
         }
+    }
+
+    /// Drop finished runs that end well behind `at`.
+    fn drop_behind(&mut self, at: u64) {
+        while let Some(r) = self.runs.front() {
+            if r.end + BEHIND <= at && r.slot.is_done() {
+                self.runs.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Drop every finished run (the readers moved to another shard).
+    fn release(&mut self) {
+        self.runs.retain(|r| !r.slot.is_done());
     }
 }
 
@@ -243,6 +278,7 @@ impl RemoteShard {
                     .map(|r| (r.start, r.slot.clone()));
                 match hit {
                     Some(h) => {
+                        s.drop_behind(at);
                         self.top_up(&mut s, at);
                         Some(h)
                     }
@@ -261,7 +297,7 @@ impl RemoteShard {
                             continue;
                         }
                         s.window = MIN_RUN;
-                        s.ended_at(at + need);
+                        s.ended_at(at, at + need);
                         None
                     }
                 }
@@ -279,7 +315,7 @@ impl RemoteShard {
                     let n = (data.len() - from).min(need as usize);
                     buf[done..done + n].copy_from_slice(&data[from..from + n]);
                     done += n;
-                    self.lock().ended_at(at + n as u64);
+                    self.lock().ended_at(at, at + n as u64);
                 }
                 None => {
                     // One request for exactly this read.
@@ -311,6 +347,9 @@ pub struct RemoteShards {
     store: Arc<dyn ObjectStore>,
     url: RemoteUrl,
     shards: RwLock<Vec<Option<Arc<RemoteShard>>>>,
+    /// The shard read last: when readers move on, the runs of the one they left
+    /// are dropped (memory stays bounded however many shards a reader goes through).
+    last: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for RemoteShards {
@@ -332,6 +371,7 @@ impl RemoteShards {
             store,
             url,
             shards: RwLock::new(Vec::new()),
+            last: std::sync::atomic::AtomicU64::new(u64::MAX),
         }
     }
 
@@ -369,6 +409,19 @@ impl RemoteShards {
 
     /// Read `buf.len()` bytes of shard `n` at `pos`.
     pub(crate) fn read(&self, n: u64, pos: u64, buf: &mut [u8]) -> std::result::Result<(), Fail> {
+        let prev = self.last.swap(n, std::sync::atomic::Ordering::Relaxed);
+        if prev != n && prev != u64::MAX {
+            let old = self
+                .shards
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(prev as usize)
+                .cloned()
+                .flatten();
+            if let Some(old) = old {
+                old.lock().release();
+            }
+        }
         self.shard(n).read(pos, buf)
     }
 

@@ -12,6 +12,7 @@ dies never leaves it behind. Standard library only.
 
 Control (not counted in the log):
     GET  /__ctl/log           the requests so far, as JSON: [[method, path, range], ...]
+    GET  /__ctl/bytes         the body bytes sent so far, as JSON
     POST /__ctl/reset         forget the log and the fault rules
     POST /__ctl/rules         JSON list of fault rules, applied in order, each:
         {"match": "shard-00000",   substring of the path (default: every path)
@@ -41,6 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LOCK = threading.Lock()
 LOG = []
 RULES = []
+SENT = [0]
 
 
 def take_rule(path):
@@ -100,10 +102,14 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/__ctl/log":
             with LOCK:
                 out = json.dumps(LOG).encode()
+        elif self.path == "/__ctl/bytes":
+            with LOCK:
+                out = json.dumps(SENT[0]).encode()
         elif self.path == "/__ctl/reset":
             with LOCK:
                 LOG.clear()
                 RULES = []
+                SENT[0] = 0
             out = b"{}"
         elif self.path == "/__ctl/rules":
             rules = json.loads(body or b"[]")
@@ -186,6 +192,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "HEAD":
             return
+        with LOCK:
+            SENT[0] += len(body) // 2 if kind == "truncate" else len(body)
         if kind == "truncate":
             # Half the body, then the connection ends.
             self.wfile.write(body[: len(body) // 2])
@@ -211,9 +219,9 @@ class Handler(BaseHTTPRequestHandler):
         if rule and rule.get("kind") == "html":
             page = b"<!DOCTYPE html><html><body><h1>Service error</h1></body></html>\n"
             return self.plain(200, page, "text/html")
-        with open(full, "rb") as f:
-            st = os.fstat(f.fileno())
-            data = f.read()
+        f = open(full, "rb")
+        st = os.fstat(f.fileno())
+        size = st.st_size
         etag = '"%s"' % hashlib.sha1(
             ("%d-%d-%d" % (st.st_ino, st.st_size, st.st_mtime_ns)).encode()
         ).hexdigest()[:16]
@@ -234,15 +242,17 @@ class Handler(BaseHTTPRequestHandler):
             except (TypeError, ValueError):
                 pass
         ignore = opts.ignore_range or (rule and rule.get("kind") == "ignore-range")
-        rng = None if ignore else parse_range(self.headers.get("Range"), len(data))
-        if rng == "unsatisfiable":
-            return self.plain(416, b"", extra=[("Content-Range", "bytes */%d" % len(data))])
-        if rng is None:
-            self.send_body(200, headers, data, rule)
-        else:
-            a, b = rng
-            headers.append(("Content-Range", "bytes %d-%d/%d" % (a, b, len(data))))
-            self.send_body(206, headers, data[a : b + 1], rule)
+        rng = None if ignore else parse_range(self.headers.get("Range"), size)
+        with f:
+            if rng == "unsatisfiable":
+                return self.plain(416, b"", extra=[("Content-Range", "bytes */%d" % size)])
+            if rng is None:
+                self.send_body(200, headers, f.read(), rule)
+            else:
+                a, b = rng
+                f.seek(a)
+                headers.append(("Content-Range", "bytes %d-%d/%d" % (a, b, size)))
+                self.send_body(206, headers, f.read(b + 1 - a), rule)
         if rule and rule.get("kind") == "replace":
             tmp = full + ".replacing"
             shutil.copyfile(rule["with"], tmp)
