@@ -39,10 +39,27 @@ struct Cache {
     pages: HashMap<u64, (Arc<[u8]>, u64)>,
     lru: BTreeMap<u64, u64>,
     tick: u64,
-    /// The last window fetched, in pages `[start, end)`.
-    last: Option<(u64, u64)>,
-    /// The window size of the current scan, in bytes.
+}
+
+/// The read pattern of one reader (one SQLite connection's file handle): each
+/// connection scans on its own, so two at once (verify's index checks beside its
+/// file walk) do not break each other's scans.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanState {
+    /// Where this reader's scan has fetched up to (a page number): a miss at or
+    /// just after it continues the scan.
+    front: Option<u64>,
+    /// The window size of the scan, in bytes.
     window: u64,
+}
+
+impl Default for ScanState {
+    fn default() -> Self {
+        ScanState {
+            front: None,
+            window: LOOKUP_WINDOW,
+        }
+    }
 }
 
 /// The bytes of an index for SQLite.
@@ -116,14 +133,11 @@ impl PageSource {
                 pages: HashMap::new(),
                 lru: BTreeMap::new(),
                 tick: 0,
-                last: None,
-                window: LOOKUP_WINDOW,
             }),
         };
         if !head.is_empty() {
             let mut c = s.lock();
             s.insert(&mut c, 0, head);
-            c.last = Some((0, head.len() as u64 / page_size));
         }
         s
     }
@@ -185,26 +199,36 @@ impl PageSource {
     }
 
     /// Fetch the window of pages for a miss on `pg`; returns that page.
-    fn fetch(&self, object: &Arc<Object>, pg: u64) -> Result<Arc<[u8]>> {
+    fn fetch(&self, object: &Arc<Object>, pg: u64, c: &mut ScanState) -> Result<Arc<[u8]>> {
         let ps = self.page_size;
         let pages = self.size.div_ceil(ps);
         let (start, end) = {
-            let mut c = self.lock();
-            let scan = c
-                .last
-                .is_some_and(|(_, e)| pg >= e && pg < e + (c.window / ps).max(1));
-            let (start, end) = if scan {
-                c.window = (c.window * 2).min(MAX_WINDOW);
-                (pg, pg + c.window / ps)
-            } else {
-                c.window = LOOKUP_WINDOW;
-                let half = (LOOKUP_WINDOW / ps / 2).max(1);
-                let s = pg.saturating_sub(half);
+            let span = (c.window / ps).max(1);
+            let around = |pg: u64| {
+                let s = pg.saturating_sub((LOOKUP_WINDOW / ps / 2).max(1));
                 (s, s + (LOOKUP_WINDOW / ps).max(1))
             };
-            let end = end.min(pages).max(pg + 1);
-            c.last = Some((start, end));
-            (start, end)
+            let (start, end) = match c.front {
+                // The scan goes on: the next window, right after the last one (no
+                // page between them is skipped), twice as large.
+                Some(f) if pg >= f && pg < f + span => {
+                    c.window = (c.window * 2).min(MAX_WINDOW);
+                    let end = (f + c.window / ps).max(pg + 1);
+                    c.front = Some(end.min(pages));
+                    (f, end)
+                }
+                // A page a little behind the scan (another b-tree's, read as the
+                // scan goes): fetched around, the scan left as it is.
+                Some(f) if pg < f && pg + 2 * span >= f => around(pg),
+                // Anything else: a lookup.
+                _ => {
+                    c.window = LOOKUP_WINDOW;
+                    let (s, e) = around(pg);
+                    c.front = Some(e.min(pages));
+                    (s, e)
+                }
+            };
+            (start, end.min(pages).max(pg + 1))
         };
         let data = object.get(Some(start * ps..(end * ps).min(self.size)))?;
         let mut c = self.lock();
@@ -221,6 +245,11 @@ impl PageSource {
     /// Read up to `buf.len()` bytes at `offset`; returns how many the index holds
     /// there (fewer at its end).
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.read_with(offset, buf, &mut ScanState::default())
+    }
+
+    /// [`read_at`](Self::read_at) for a reader with a scan of its own.
+    pub fn read_with(&self, offset: u64, buf: &mut [u8], scan: &mut ScanState) -> Result<usize> {
         if offset >= self.size {
             return Ok(0);
         }
@@ -250,7 +279,7 @@ impl PageSource {
             } else if let Some(p) = self.cached(pg) {
                 copy(&p, &mut buf[done..])
             } else {
-                let p = self.fetch(object, pg)?;
+                let p = self.fetch(object, pg, scan)?;
                 copy(&p, &mut buf[done..])
             };
             if got == 0 {

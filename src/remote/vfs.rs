@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rusqlite::{ffi, Connection, OpenFlags};
 
-use super::pages::PageSource;
+use super::pages::{PageSource, ScanState};
 use crate::error::Error;
 
 /// The name the VFS is registered under.
@@ -86,6 +86,8 @@ impl Drop for Registration {
 struct RemoteFile {
     base: ffi::sqlite3_file,
     source: *const PageSource,
+    /// This connection's read pattern (for read-ahead of scans).
+    scan: ScanState,
 }
 
 /// The default VFS, which ours wraps.
@@ -129,6 +131,7 @@ unsafe extern "C" fn x_open(
     unsafe {
         (*f).base.pMethods = &METHODS;
         (*f).source = Arc::into_raw(source);
+        std::ptr::addr_of_mut!((*f).scan).write(ScanState::default());
         if !out_flags.is_null() {
             *out_flags = ffi::SQLITE_OPEN_READONLY;
         }
@@ -274,8 +277,12 @@ unsafe extern "C" fn f_read(
     // SAFETY: SQLite hands a buffer of `amt` bytes.
     let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), amt as usize) };
     let src = source(file);
+    // SAFETY: set in x_open; SQLite calls the methods of one file from one thread
+    // at a time (every connection here is opened SQLITE_OPEN_NO_MUTEX and used by
+    // one thread at a time).
+    let scan = unsafe { &mut (*file.cast::<RemoteFile>()).scan };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        src.read_at(off as u64, out)
+        src.read_with(off as u64, out, scan)
     })) {
         Ok(Ok(n)) if n == out.len() => ffi::SQLITE_OK,
         Ok(Ok(n)) => {
