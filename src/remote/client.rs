@@ -14,7 +14,7 @@
 //!
 //! # Failures
 //!
-//! object_store's own retries are off: every attempt goes through [`Object::fetch`],
+//! object_store's own retries are off: every attempt goes through `Object::fetch`,
 //! which retries timeouts, connection failures and resets, truncated bodies, 5xx,
 //! 408 and 429 with exponential backoff ([`super::config`] sets the timeouts and the
 //! number of retries), and turns everything else into one line naming the URL and
