@@ -21,7 +21,7 @@
 //!   memory when it is small ([`IndexMode`]).
 //! * [`shards`]: shard reads, one request per random read, coalesced runs with
 //!   several requests in flight for readers that go in address order.
-//! * [`stats`]: requests and bytes per kind of object, for `--stats`.
+//! * [`stats`](mod@stats): requests and bytes per kind of object, for `--stats`.
 //!
 //! The rest of the library sees none of this: [`crate::Archive`] opens a URL like
 //! a path, its index connections come from the VFS and its [`crate::shard::ShardSet`]
