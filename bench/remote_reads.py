@@ -4,6 +4,9 @@
     remote_reads.py ours URL LIST N SEED      barecat_rs.Barecat(URL)[path] for N random paths
     remote_reads.py plain URL LIST N SEED     the same files with plain ranged GETs of
                                               their known shard, offset and size
+    remote_reads.py curlconfig URL LIST N SEED   print a curl --config file of those GETs
+                                              (one `next` block per file: curl reuses
+                                              its connection)
 
 LIST has one `path<TAB>shard<TAB>offset<TAB>size` line per file (barecat-index-to-csv
 turned into tabs). Both sides read the same N files in the same order over one
@@ -29,6 +32,11 @@ def main():
     rng = random.Random(seed)
     pick = [rows[rng.randrange(len(rows))] for _ in range(n)]
     warm = [rows[rng.randrange(len(rows))] for _ in range(100)]
+    if side == "curlconfig":
+        blocks = [f'url = "{url}-shard-{r[1]:05d}"\nrange = "{r[2]}-{r[2] + r[3] - 1}"\n'
+                  f'output = "/dev/null"\n' for r in warm + pick if r[3] > 0]
+        print("next\n".join(blocks), end="")
+        return
     if side == "ours":
         import barecat_rs
 

@@ -37,7 +37,7 @@ pub struct ShardSet {
     open: RwLock<Vec<Option<Arc<OpenShard>>>>,
     /// The shards of a remote archive ([`crate::remote::shards`]); `None` for a
     /// local one, whose reads take the paths below unchanged.
-    remote: Option<RemoteShards>,
+    remote: Option<Arc<RemoteShards>>,
 }
 
 /// A shard path that holds something else than a regular file.
@@ -65,7 +65,7 @@ impl ShardSet {
         ShardSet {
             layout,
             open: RwLock::new(Vec::new()),
-            remote: Some(shards),
+            remote: Some(Arc::new(shards)),
         }
     }
 
@@ -226,6 +226,14 @@ impl ShardSet {
             }
         }
         Ok(())
+    }
+
+    /// For a remote archive, announce that `files` (in address order) are read
+    /// next: their bytes are fetched now in a few large requests and kept until
+    /// the returned guard drops ([`RemoteShards::prefetch`]). Nothing to do for a
+    /// local archive (`None`).
+    pub fn prefetch(&self, files: &[FileInfo]) -> Option<crate::remote::shards::Prefetch> {
+        Some(self.remote.as_ref()?.prefetch(files))
     }
 
     /// For a remote archive: `len` bytes of shard `n` at `offset` in one request

@@ -192,19 +192,25 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "HEAD":
             return
-        with LOCK:
-            SENT[0] += len(body) // 2 if kind == "truncate" else len(body)
         if kind == "truncate":
             # Half the body, then the connection ends.
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
+            with LOCK:
+                SENT[0] += len(body) // 2
             self.close_connection = True
             try:
                 self.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
             return
-        self.wfile.write(body)
+        # In pieces, counting what the client took (one that hangs up early has
+        # not received the rest).
+        for at in range(0, len(body), 1 << 20):
+            piece = body[at : at + (1 << 20)]
+            self.wfile.write(piece)
+            with LOCK:
+                SENT[0] += len(piece)
 
     # --------------------------------------------------------------- files
     def serve_file(self, path, head, rule):
