@@ -610,3 +610,31 @@ fn a_remote_archive_mounts_read_only() {
     assert!(fs::write(mnt.join("new.txt"), b"x").is_err(), "writable");
     m.unmount();
 }
+
+#[test]
+fn objects_without_etag_are_pinned_by_size_and_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (archive, src) = sample_archive(d, "ds.barecat");
+    let server = Server::http(&d.join("served"), &["--no-etag"]);
+    let url = server.url("ds.barecat");
+    // Read normally without ETags.
+    let out = barecat(&["cat", &url, "big/blob.bin"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stdout == fs::read(src.join("big/blob.bin")).unwrap());
+    // Replaced after the first shard request: another size, another time.
+    let other = d.join("other-shard");
+    fs::write(&other, pseudo_random(5, 7 << 20)).unwrap();
+    server.rules(&format!(
+        r#"[{{"match": "shard-00000", "kind": "replace", "with": "{}"}}]"#,
+        other.display()
+    ));
+    let out = barecat(&["extract", "-q", &url, "-C", s(&d.join("out"))], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("changed while it was being read"),
+        "{}",
+        text(&out.stderr)
+    );
+    let _ = archive;
+}
