@@ -19,6 +19,8 @@ use crate::index::{Cursor, Index};
 use crate::layout::Layout;
 use crate::path as mpath;
 use crate::read_pool::ReadPool;
+use crate::remote::shards::RemoteShards;
+use crate::remote::{IndexMode, Location, RemoteIndex, RemoteUrl};
 use crate::schema::Version;
 use crate::shard::{MappedFile, ShardSet};
 
@@ -27,7 +29,21 @@ use crate::shard::{MappedFile, ShardSet};
 pub struct OpenOptions {
     /// Skip the shard checks done on open (contiguous numbering, every shard the
     /// index refers to present). Used by `verify`, which reports these itself.
+    /// (A remote archive is never checked this way at open: listing is not what
+    /// HTTP servers do, and a missing shard object is reported when it is read.)
     pub lenient: bool,
+    /// How the index of a remote archive is read (ignored for local archives).
+    pub index_mode: IndexMode,
+}
+
+impl OpenOptions {
+    /// Lenient opening (see [`OpenOptions::lenient`]).
+    pub fn lenient() -> OpenOptions {
+        OpenOptions {
+            lenient: true,
+            ..OpenOptions::default()
+        }
+    }
 }
 
 /// Files of at most this size are read whole and checked before any byte is
@@ -41,6 +57,8 @@ pub struct Archive {
     pool: ReadPool,
     version: Version,
     warnings: Vec<String>,
+    /// The index of a remote archive (kept for as long as the archive).
+    remote: Option<RemoteIndex>,
 }
 
 /// The entries directly inside a directory.
@@ -54,16 +72,52 @@ impl Archive {
     /// Open the archive at `path` (index at `path`, or legacy `path-sqlite-index`).
     /// Fails clearly when a shard is missing: a gap in the shard numbering, or a file
     /// row that refers to a shard that does not exist.
+    ///
+    /// `path` may be a URL: `s3://bucket/prefix/name` or `http(s)://host/path/name`
+    /// opens a remote archive ([`crate::remote`]), read by ranged requests.
     pub fn open(path: impl AsRef<Path>) -> Result<Archive> {
         Self::open_with(path, OpenOptions::default())
     }
 
     /// Open with options.
     pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Archive> {
-        let layout = Layout::resolve(path.as_ref());
+        match Location::parse(path.as_ref().as_os_str())? {
+            Location::Local(p) if p.as_os_str() == path.as_ref().as_os_str() => {
+                Self::open_local(path.as_ref(), opts)
+            }
+            Location::Local(p) => Self::open_local(&p, opts),
+            Location::Remote(url) => Self::open_remote(&url, opts),
+        }
+    }
+
+    fn open_remote(url: &RemoteUrl, opts: OpenOptions) -> Result<Archive> {
+        let r = crate::remote::open_index(url, opts.index_mode)?;
+        let layout = Layout::remote(url.url(), r.legacy);
+        let index_path = std::path::PathBuf::from(&r.index_url);
+        let index = Index::open_remote(&r.registration, &index_path)?;
+        let version = index.version();
+        let warnings = index.warnings();
+        let reg = r.registration.clone();
+        let opener: crate::read_pool::Opener =
+            Box::new(move || Index::open_remote(&reg, &index_path));
+        Ok(Archive {
+            shards: ShardSet::remote(
+                layout.clone(),
+                RemoteShards::new(r.store.clone(), url.clone()),
+            ),
+            pool: ReadPool::with_opener(index, opener),
+            layout,
+            version,
+            warnings,
+            remote: Some(r),
+        })
+    }
+
+    fn open_local(path: &Path, opts: OpenOptions) -> Result<Archive> {
+        let layout = Layout::resolve(path);
         if !layout.index().is_file() {
             return Err(Error::ArchiveNotFound {
-                path: path.as_ref().to_path_buf(),
+                path: path.to_path_buf(),
             });
         }
         let index = Index::open_read(layout.index())?;
@@ -91,7 +145,18 @@ impl Archive {
             layout,
             version,
             warnings,
+            remote: None,
         })
+    }
+
+    /// Is this a remote archive (opened from a URL)?
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// The index of a remote archive: how it is read, what became of its sidecar.
+    pub fn remote_index(&self) -> Option<&RemoteIndex> {
+        self.remote.as_ref()
     }
 
     /// Run `f` with an index connection of this thread's own (borrowed from the pool),

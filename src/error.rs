@@ -202,6 +202,11 @@ pub enum Error {
     /// A file system could not be mounted or unmounted at `path`.
     #[error("{}: {detail}", path.display())]
     Mount { path: PathBuf, detail: String },
+
+    /// A remote archive or object could not be read: a bad URL, a request that
+    /// failed for good (with its status), an object replaced while it was read.
+    #[error("{url}: {detail}")]
+    Remote { url: String, detail: String },
 }
 
 /// A member path as messages show it: the root, stored as "", is shown as `/`.
@@ -227,8 +232,17 @@ impl Error {
         }
     }
 
-    /// Wrap an SQLite error with the index path it concerns.
+    /// Wrap an SQLite error with the index path it concerns. An I/O error of a
+    /// remote index is the request's own error (its URL and status), which the
+    /// VFS left for this thread ([`crate::remote::vfs`]).
     pub fn sqlite(path: impl AsRef<Path>, source: rusqlite::Error) -> Self {
+        if let rusqlite::Error::SqliteFailure(f, _) = &source {
+            if f.code == rusqlite::ErrorCode::SystemIoFailure {
+                if let Some(e) = crate::remote::vfs::take_error() {
+                    return e;
+                }
+            }
+        }
         Error::Sqlite {
             path: path.as_ref().to_path_buf(),
             source,

@@ -147,6 +147,19 @@ impl Index {
         Self::finish_open(conn, path, Access::ReadOnly)
     }
 
+    /// Open the index of a remote archive, read-only, through the remote VFS
+    /// ([`crate::remote::vfs`]). `url` names it in messages.
+    pub fn open_remote(reg: &crate::remote::vfs::Registration, url: &Path) -> Result<Index> {
+        let open = || -> rusqlite::Result<Connection> {
+            let conn = reg.connect()?;
+            harden(&conn, Access::ReadOnly)?;
+            conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
+            Ok(conn)
+        };
+        let conn = open().map_err(|e| not_an_archive(url, e))?;
+        Self::finish_open(conn, url, Access::ReadOnly)
+    }
+
     fn recover_hot_journal(path: &Path) -> rusqlite::Result<()> {
         let conn = Connection::open_with_flags(
             path,

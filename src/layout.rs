@@ -80,6 +80,29 @@ impl Layout {
         }
     }
 
+    /// The naming of a remote archive: `base` is its URL as given, `index` the URL
+    /// of its index object (`base`, or `base-sqlite-index` when `legacy`). Part
+    /// names (shards, sidecar) are URLs then; nothing here may touch the file
+    /// system for it (see [`Layout::is_remote`]).
+    pub fn remote(base: String, legacy: bool) -> Layout {
+        let base = PathBuf::from(base);
+        let index = if legacy {
+            with_suffix(&base, LEGACY_INDEX_SUFFIX)
+        } else {
+            base.clone()
+        };
+        Layout {
+            base,
+            index,
+            legacy,
+        }
+    }
+
+    /// Is this the naming of a remote archive (its base a URL)?
+    pub fn is_remote(&self) -> bool {
+        crate::remote::is_url(&self.base)
+    }
+
     /// The archive path as typed.
     pub fn base(&self) -> &Path {
         &self.base

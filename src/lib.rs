@@ -12,6 +12,8 @@
 //!   transactions, and deletes and renames entries.
 //! * [`records::Records`] reads records by integer index (seed 002's zrecord store),
 //!   from a standalone dataset or from an archive's record table.
+//! * [`remote`]: every reader also takes a URL (`s3://bucket/prefix/name`,
+//!   `http(s)://host/path/name`) and reads the archive by ranged requests.
 //!
 //! ```no_run
 //! use barecat::{Archive, ArchiveWriter, CreateMode, Meta, WriterOptions};
@@ -44,6 +46,7 @@ pub mod path;
 pub mod progress;
 pub mod read_pool;
 pub mod records;
+pub mod remote;
 pub mod repair;
 pub mod schema;
 pub mod shard;

@@ -65,8 +65,12 @@ struct State {
     closed: bool,
 }
 
+/// Opens another connection of a pool (for indexes that are not local files).
+pub type Opener = Box<dyn Fn() -> Result<Index> + Send + Sync>;
+
 struct Shared {
     path: PathBuf,
+    opener: Option<Opener>,
     state: Mutex<State>,
     wake: Condvar,
 }
@@ -96,6 +100,27 @@ impl ReadPool {
         ReadPool {
             shared: Arc::new(Shared {
                 path: path.to_path_buf(),
+                opener: None,
+                state: Mutex::new(state),
+                wake: Condvar::new(),
+            }),
+        }
+    }
+
+    /// A pool that starts with `first` and opens further connections with
+    /// `opener` (a remote index, [`crate::remote`]).
+    pub fn with_opener(first: Index, opener: Opener) -> ReadPool {
+        let state = State {
+            idle: vec![Pooled {
+                index: first,
+                since: None,
+            }],
+            ..State::default()
+        };
+        ReadPool {
+            shared: Arc::new(Shared {
+                path: PathBuf::new(),
+                opener: Some(opener),
                 state: Mutex::new(state),
                 wake: Condvar::new(),
             }),
@@ -140,7 +165,10 @@ impl ReadPool {
         match pooled {
             Some(p) => Ok(p),
             None => Ok(Pooled {
-                index: Index::open_read(&self.shared.path)?,
+                index: match &self.shared.opener {
+                    Some(open) => open()?,
+                    None => Index::open_read(&self.shared.path)?,
+                },
                 since: None,
             }),
         }

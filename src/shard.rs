@@ -20,6 +20,8 @@ use crate::direct::DirectStage;
 use crate::entry::FileInfo;
 use crate::error::{Error, IoContext, Result};
 use crate::layout::Layout;
+use crate::remote::client::Fail;
+use crate::remote::shards::RemoteShards;
 
 struct OpenShard {
     path: PathBuf,
@@ -33,6 +35,9 @@ struct OpenShard {
 pub struct ShardSet {
     layout: Layout,
     open: RwLock<Vec<Option<Arc<OpenShard>>>>,
+    /// The shards of a remote archive ([`crate::remote::shards`]); `None` for a
+    /// local one, whose reads take the paths below unchanged.
+    remote: Option<Arc<RemoteShards>>,
 }
 
 /// A shard path that holds something else than a regular file.
@@ -51,6 +56,33 @@ impl ShardSet {
         ShardSet {
             layout,
             open: RwLock::new(Vec::new()),
+            remote: None,
+        }
+    }
+
+    /// The shards of a remote archive.
+    pub fn remote(layout: Layout, shards: RemoteShards) -> ShardSet {
+        ShardSet {
+            layout,
+            open: RwLock::new(Vec::new()),
+            remote: Some(Arc::new(shards)),
+        }
+    }
+
+    /// Are these the shards of a remote archive?
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// A remote read's failure as the errors local reads give: a missing object is
+    /// a missing shard, bytes past its end a bad extent of `fi`.
+    fn remote_error(&self, f: Fail, n: u64, fi: Option<&FileInfo>) -> Error {
+        match (f, fi) {
+            (Fail::NotFound(_), _) => {
+                self.missing(n, "the index refers to it but the object does not exist")
+            }
+            (Fail::Unsatisfiable(e), Some(fi)) => Self::bad_extent(fi, e.to_string()),
+            (f, _) => f.into_error(),
         }
     }
 
@@ -99,6 +131,9 @@ impl ShardSet {
     /// after a concurrent defragmentation removed it, or removed it and a writer
     /// created a new one with the same number.
     pub fn forget(&self, n: u64) {
+        if self.remote.is_some() {
+            return; // pinned objects: nothing is replaced under a reader
+        }
         if let Ok(idx) = usize::try_from(n) {
             if let Some(slot) = self
                 .open
@@ -115,6 +150,9 @@ impl ShardSet {
     /// concurrent writer removed the shard (and perhaps made a new one of the same
     /// name); the next access then opens the file anew.
     pub fn is_current(&self, n: u64) -> bool {
+        if self.remote.is_some() {
+            return true;
+        }
         let open = {
             let list = self.open.read().unwrap_or_else(|e| e.into_inner());
             usize::try_from(n)
@@ -140,6 +178,9 @@ impl ShardSet {
 
     /// Current length of shard `n` on disk.
     pub fn len(&self, n: u64) -> Result<u64> {
+        if let Some(r) = &self.remote {
+            return r.len(n).map_err(|f| self.remote_error(f, n, None));
+        }
         let s = self.shard(n)?;
         Ok(s.file.metadata().at(&s.path)?.len())
     }
@@ -162,6 +203,14 @@ impl ShardSet {
     /// Read `buf.len()` bytes of `fi`'s content starting `at` bytes into the file.
     /// Reading past the end of the shard is an error naming the member.
     pub fn read_into(&self, fi: &FileInfo, at: u64, buf: &mut [u8]) -> Result<()> {
+        if let Some(r) = &self.remote {
+            if buf.is_empty() {
+                return Ok(());
+            }
+            return r
+                .read(fi.shard, fi.offset + at, buf)
+                .map_err(|f| self.remote_error(f, fi.shard, Some(fi)));
+        }
         let s = self.shard(fi.shard)?;
         let start = fi.offset + at;
         let mut done = 0usize;
@@ -179,10 +228,32 @@ impl ShardSet {
         Ok(())
     }
 
+    /// For a remote archive, announce that `files` (in address order) are read
+    /// next: their bytes are fetched now in a few large requests and kept until
+    /// the returned guard drops ([`RemoteShards::prefetch`]). Nothing to do for a
+    /// local archive (`None`).
+    pub fn prefetch(&self, files: &[FileInfo]) -> Option<crate::remote::shards::Prefetch> {
+        Some(self.remote.as_ref()?.prefetch(files))
+    }
+
+    /// For a remote archive: `len` bytes of shard `n` at `offset` in one request
+    /// (fewer at the end of the shard); `None` for a local one. For readers that
+    /// group neighbouring files into large spans themselves (`verify`).
+    pub fn fetch_span(&self, n: u64, offset: u64, len: u64) -> Option<Result<bytes::Bytes>> {
+        let r = self.remote.as_ref()?;
+        Some(
+            r.fetch(n, offset..offset + len)
+                .map_err(|f| self.remote_error(f, n, None)),
+        )
+    }
+
     /// Ask the kernel to start reading `len` bytes of shard `n` from `offset` in the
     /// background (`POSIX_FADV_WILLNEED`), for a reader that will get there soon.
     /// Only a hint: errors are ignored.
     pub fn will_need(&self, n: u64, offset: u64, len: u64) {
+        if self.remote.is_some() {
+            return; // remote reads in address order fetch ahead by themselves
+        }
         if let (Ok(s), Some(len)) = (self.shard(n), std::num::NonZeroU64::new(len)) {
             let _ = rustix::fs::fadvise(&s.file, offset, Some(len), rustix::fs::Advice::WillNeed);
         }
@@ -197,6 +268,11 @@ impl ShardSet {
             self.check_extent(fi)?;
         }
         let n = fi.size as usize;
+        if self.remote.is_some() {
+            let mut buf = vec![0u8; n];
+            self.read_into(fi, 0, &mut buf)?;
+            return Ok(buf);
+        }
         let s = self.shard(fi.shard)?;
         // Read into the vector's spare capacity: no pass zeroing it first. Bytes
         // read past `n` (when the allocator gave more room) are cut off below.
@@ -237,6 +313,12 @@ impl ShardSet {
     /// A memory map of shard `n` that covers at least `min_len` bytes (renewed when the
     /// shard grew since it was last mapped).
     pub fn map(&self, n: u64, min_len: u64) -> Result<Arc<Mmap>> {
+        if self.remote.is_some() {
+            return Err(Error::UnsupportedInput {
+                path: self.path(n),
+                detail: "a remote shard cannot be memory-mapped".into(),
+            });
+        }
         let s = self.shard(n)?;
         if let Some(m) = s.map.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
             if m.len() as u64 >= min_len {
@@ -265,6 +347,13 @@ impl ShardSet {
 
     /// Zero-copy view of `fi`'s content inside the shard's memory map.
     pub fn slice(&self, fi: &FileInfo) -> Result<MappedFile> {
+        if self.remote.is_some() {
+            // No map of a remote object: the bytes, read into memory.
+            let data = self.read(fi)?;
+            return Ok(MappedFile {
+                inner: Mapped::Owned(bytes::Bytes::from(data)),
+            });
+        }
         let map = self.map(fi.shard, fi.end())?;
         if fi.end() > map.len() as u64 {
             return Err(Self::bad_extent(
@@ -277,25 +366,46 @@ impl ShardSet {
             ));
         }
         Ok(MappedFile {
-            map,
-            start: fi.offset as usize,
-            len: fi.size as usize,
+            inner: Mapped::Map {
+                map,
+                start: fi.offset as usize,
+                len: fi.size as usize,
+            },
         })
     }
 }
 
-/// The bytes of one stored file, borrowed from a shard's memory map.
+/// The bytes of one stored file, borrowed from a shard's memory map (or, for a
+/// remote archive, which has no map, held in memory).
 #[derive(Clone)]
 pub struct MappedFile {
-    map: Arc<Mmap>,
-    start: usize,
-    len: usize,
+    inner: Mapped,
+}
+
+#[derive(Clone)]
+enum Mapped {
+    Map {
+        map: Arc<Mmap>,
+        start: usize,
+        len: usize,
+    },
+    Owned(bytes::Bytes),
+}
+
+impl MappedFile {
+    /// Is this a view of a memory map (zero-copy), rather than bytes read?
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.inner, Mapped::Map { .. })
+    }
 }
 
 impl std::ops::Deref for MappedFile {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &self.map[self.start..self.start + self.len]
+        match &self.inner {
+            Mapped::Map { map, start, len } => &map[*start..*start + *len],
+            Mapped::Owned(b) => b,
+        }
     }
 }
 

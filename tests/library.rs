@@ -96,7 +96,7 @@ fn missing_last_shard_referenced_by_index_is_an_error() {
     let err = Archive::open(&p).err().unwrap().to_string();
     assert!(err.contains("missing shard 2"), "{err}");
     // A lenient open (for verify) still reads what is there.
-    let a = Archive::open_with(&p, barecat::OpenOptions { lenient: true }).unwrap();
+    let a = Archive::open_with(&p, barecat::OpenOptions::lenient()).unwrap();
     assert_eq!(a.read("d/f0").unwrap(), vec![0u8; 100]);
     let err = a.read("d/f9").unwrap_err().to_string();
     assert!(err.contains("missing shard 2"), "{err}");

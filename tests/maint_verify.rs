@@ -25,7 +25,7 @@ fn fixture(dir: &Path) -> PathBuf {
 
 /// (path, shard, offset, size) of every file, by address.
 fn rows(p: &Path) -> Vec<(String, u64, u64, u64)> {
-    let a = barecat::Archive::open_with(p, barecat::OpenOptions { lenient: true }).unwrap();
+    let a = barecat::Archive::open_with(p, barecat::OpenOptions::lenient()).unwrap();
     a.files(barecat::Order::Address, "")
         .map(|f| {
             let f = f.unwrap();

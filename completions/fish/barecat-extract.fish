@@ -4,9 +4,11 @@ complete -c barecat-extract -l pattern -d 'Only extract the files matching GLOB 
 complete -c barecat-extract -s i -l include -d 'Rule: extract the files matching GLOB (rules are tried in command-line order; the first that matches decides; repeatable)' -r
 complete -c barecat-extract -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
 complete -c barecat-extract -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat-extract -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat-extract -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
 complete -c barecat-extract -s f -l overwrite -l force -d 'Replace existing files and symbolic links (never directories)'
 complete -c barecat-extract -s p -l same-permissions -d 'Also restore setuid, setgid and sticky bits'
 complete -c barecat-extract -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-extract -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat-extract -s h -l help -d 'Print help'
 complete -c barecat-extract -s V -l version -d 'Print version'

@@ -8,6 +8,7 @@ complete -c barecat-merge -l pattern -d 'Only take the files matching GLOB (thei
 complete -c barecat-merge -s i -l include -d 'Rule: take the files matching GLOB (rules are tried in command-line order; the first that matches decides; repeatable)' -r
 complete -c barecat-merge -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
 complete -c barecat-merge -l crash-after-steps -d 'End abruptly after N steps of putting the output in place (for tests)' -r
+complete -c barecat-merge -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat-merge -s f -l force -l overwrite -d 'Replace the output if it exists'
 complete -c barecat-merge -s a -l append -d 'Add to the output if it exists (files already in it win)'
 complete -c barecat-merge -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing (the same as --duplicates first)'
@@ -15,5 +16,6 @@ complete -c barecat-merge -l symlink -d 'Link the inputs\' shards instead of cop
 complete -c barecat-merge -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-merge -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat-merge -l as-subdirs -d 'Put each input\'s files below a directory named after the input'
+complete -c barecat-merge -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat-merge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat-merge -s V -l version -d 'Print version'

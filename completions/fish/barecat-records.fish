@@ -72,20 +72,26 @@ complete -c barecat-records -n "__fish_barecat_records_using_subcommand delete" 
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand delete" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand delete" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand delete" -s h -l help -d 'Print help'
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand get" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand get" -l no-check -d 'Do not check the record against its stored CRC32C'
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand get" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand get" -s h -l help -d 'Print help'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l indices -d 'Read more indices from FILE (decimal integers separated by white space; \'-\' for standard input)' -r -F
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -s o -l output -d 'Write one file per requested position into OUTDIR, named by the position zero-padded to a common width (name order is request order)' -r -F
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l framing -d 'How records are framed on standard output' -r -f -a "raw\t'The records back to back'
 len\t'Each record preceded by its length, a little-endian u64'"
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -s j -l workers -d 'Reader threads [default: the number of cores]' -r
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l crc -d 'Print `position index length crc32c` for each record instead of its bytes'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l digest -d 'Print one line instead of the records: their number, total length and the CRC32C of all their bytes in request order (every byte is read)'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l no-check -d 'Do not check records against their stored CRC32C'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -s f -l force -d 'Replace files that exist in OUTDIR'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand gather" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand info" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand info" -l json -d 'Print one JSON document'
+complete -c barecat-records -n "__fish_barecat_records_using_subcommand info" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand info" -s h -l help -d 'Print help'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand rebalance" -l json -d 'Print the report as one JSON document'
 complete -c barecat-records -n "__fish_barecat_records_using_subcommand rebalance" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'

@@ -181,10 +181,12 @@ complete -c barecat -n "__fish_barecat_using_subcommand extract" -l pattern -d '
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s i -l include -d 'Rule: extract the files matching GLOB (rules are tried in command-line order; the first that matches decides; repeatable)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s f -l overwrite -l force -d 'Replace existing files and symbolic links (never directories)'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s p -l same-permissions -d 'Also restore setuid, setgid and sticky bits'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand x" -s C -l directory -d 'Extract into DIR (created if missing)' -r -F
@@ -193,30 +195,38 @@ complete -c barecat -n "__fish_barecat_using_subcommand x" -l pattern -d 'Only e
 complete -c barecat -n "__fish_barecat_using_subcommand x" -s i -l include -d 'Rule: extract the files matching GLOB (rules are tried in command-line order; the first that matches decides; repeatable)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand x" -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand x" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand x" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand x" -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand x" -s f -l overwrite -l force -d 'Replace existing files and symbolic links (never directories)'
 complete -c barecat -n "__fish_barecat_using_subcommand x" -s p -l same-permissions -d 'Also restore setuid, setgid and sticky bits'
 complete -c barecat -n "__fish_barecat_using_subcommand x" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand x" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand x" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand x" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -l deflate -d 'Compress entries with deflate, at LEVEL 1-9 [default level: 6]; entries that do not shrink are stored' -r
 complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s f -l force -d 'Replace OUTPUT if it exists'
 complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l level -d 'Compression level [default: the format\'s own: gzip 6, zstd 3, xz 6, bzip2 9]' -r
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s z -l gzip -d 'Compress with gzip'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l zstd -d 'Compress with zstd'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s J -l xz -d 'Compress with xz'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l bzip2 -d 'Compress with bzip2'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s f -l force -d 'Replace OUTPUT if it exists'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s T -l files-from -d 'Read more paths from FILE (\'-\' for stdin), one per line' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand cat" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s 0 -l null -d 'Paths in the list are terminated by NUL characters (find -print0)'
+complete -c barecat -n "__fish_barecat_using_subcommand cat" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s o -d 'FUSE mount options, comma-separated: allow_other, allow_root, ro, default_permissions, auto_unmount, noexec, …' -r
@@ -231,26 +241,36 @@ complete -c barecat -n "__fish_barecat_using_subcommand mount" -s w -l writable 
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand ls" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s l -l long -d 'Long format: mode, links, owner, group, size, modification time, name'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s R -l recursive -d 'List every file below the directories, with full paths'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -l json -l jsonl -d 'One JSON object per line'
+complete -c barecat -n "__fish_barecat_using_subcommand ls" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand ls" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand du" -s d -l max-depth -d 'Only entries at most N levels below PATH' -r
+complete -c barecat -n "__fish_barecat_using_subcommand du" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand du" -s a -l all -d 'List files too, not only directories'
 complete -c barecat -n "__fish_barecat_using_subcommand du" -s s -l summarize -d 'Only the total of PATH'
 complete -c barecat -n "__fish_barecat_using_subcommand du" -s H -l human-readable -d 'Sizes like 1.5K, 20M, 3.1G (-h works too)'
 complete -c barecat -n "__fish_barecat_using_subcommand du" -l json -d 'One JSON object per line: type, path, size (and files, for directories)'
+complete -c barecat -n "__fish_barecat_using_subcommand du" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand du" -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand du" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
+complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
+complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand index-to-csv" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand verify" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand verify" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand verify" -l quick -d 'Check the index and the shard lengths, and only the checksum of the last file'
 complete -c barecat -n "__fish_barecat_using_subcommand verify" -l json -d 'Print one JSON document instead of text'
 complete -c barecat -n "__fish_barecat_using_subcommand verify" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand verify" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand verify" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand verify" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand defrag" -l time-limit -l max-seconds -d 'Time budget of --quick, in seconds' -r
@@ -274,6 +294,7 @@ complete -c barecat -n "__fish_barecat_using_subcommand merge" -l pattern -d 'On
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s i -l include -d 'Rule: take the files matching GLOB (rules are tried in command-line order; the first that matches decides; repeatable)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -l crash-after-steps -d 'End abruptly after N steps of putting the output in place (for tests)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s f -l force -l overwrite -d 'Replace the output if it exists'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s a -l append -d 'Add to the output if it exists (files already in it win)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing (the same as --duplicates first)'
@@ -281,6 +302,7 @@ complete -c barecat -n "__fish_barecat_using_subcommand merge" -l symlink -d 'Li
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -l as-subdirs -d 'Put each input\'s files below a directory named after the input'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s o -l output -d 'The output archive' -r -F
@@ -395,20 +417,26 @@ complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from delete" -l print-commits -d 'Print `committed K` on standard output after each commit (for tests)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from get" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from get" -l no-check -d 'Do not check the record against its stored CRC32C'
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from get" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l indices -d 'Read more indices from FILE (decimal integers separated by white space; \'-\' for standard input)' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -s o -l output -d 'Write one file per requested position into OUTDIR, named by the position zero-padded to a common width (name order is request order)' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l framing -d 'How records are framed on standard output' -r -f -a "raw\t'The records back to back'
 len\t'Each record preceded by its length, a little-endian u64'"
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -s j -l workers -d 'Reader threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l crc -d 'Print `position index length crc32c` for each record instead of its bytes'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l digest -d 'Print one line instead of the records: their number, total length and the CRC32C of all their bytes in request order (every byte is read)'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l no-check -d 'Do not check records against their stored CRC32C'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -s f -l force -d 'Replace files that exist in OUTDIR'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from gather" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from info" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from info" -l json -d 'Print one JSON document'
+complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from info" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from info" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from rebalance" -l json -d 'Print the report as one JSON document'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and __fish_seen_subcommand_from rebalance" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'

@@ -12,6 +12,11 @@ workers::
         batch = bc.read_many(paths, threads=8)
     records = barecat_rs.Records("train.barecat")   # after `barecat-records build`
     views = records.gather([3, 1, 4])               # memoryviews, no copy
+
+A URL opens a remote archive read-only, by ranged requests (credentials and
+endpoints from the usual ``AWS_*`` variables)::
+
+    bc = barecat_rs.Barecat("s3://bucket/datasets/train.barecat")
 """
 
 from ._native import (
@@ -21,6 +26,7 @@ from ._native import (
     crc32c,
     merge,
     merge_symlink,
+    remote_stats,
 )
 from .exceptions import *  # noqa: F401,F403
 from .exceptions import __all__ as _exceptions
@@ -56,5 +62,6 @@ __all__ = [
     "crc32c",
     "merge",
     "merge_symlink",
+    "remote_stats",
     "__version__",
 ] + _exceptions

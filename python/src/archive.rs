@@ -377,10 +377,11 @@ impl Archive {
         })
     }
 
-    /// The path the archive was opened with.
+    /// The path the archive was opened with (a `str` for a URL: a `Path` would
+    /// fold its `//`).
     #[getter]
-    fn path(&self) -> PathBuf {
-        self.source.path().clone()
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.source.to_py(py)
     }
 
     #[getter]
@@ -1029,7 +1030,7 @@ impl Archive {
                 "Cannot pickle a non-readonly Barecat",
             ));
         }
-        (self.source.path().clone(),).into_pyobject(py)
+        (self.source.to_py(py)?,).into_pyobject(py)
     }
 }
 

@@ -80,6 +80,7 @@ pub fn merge<'py>(
         }
     };
     let opts = MergeOptions {
+        index_mode: Default::default(),
         output_mode: if append {
             OutputMode::Append
         } else if overwrite {
@@ -103,4 +104,17 @@ pub fn merge<'py>(
 #[pyfunction]
 pub fn crc32c(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<u32> {
     crate::archive::with_bytes(data, |b| Ok(py.detach(|| barecat::crc::crc32c(b))))
+}
+
+/// Requests, bytes and retries of remote reads made by this process so far, per
+/// kind of object: `{"index": {"requests": 2, "bytes": 65536, "retries": 0}, ...}`
+/// (what the commands print with `--stats`).
+#[pyfunction]
+pub fn remote_stats<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let s = barecat::remote::stats();
+    let d = PyDict::new(py);
+    for k in barecat::remote::Kind::ALL {
+        d.set_item(k.name(), report_dict(py, &s.get(k))?)?;
+    }
+    Ok(d)
 }

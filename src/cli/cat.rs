@@ -18,6 +18,7 @@ Examples:
   barecat-cat data.barecat -T paths.txt > all.bin    # the files a list names
   barecat ls -R data.barecat train | barecat-cat -T - data.barecat | sha256sum
   tr '\\n' '\\0' < paths.txt | barecat-cat -0 -T - data.barecat  # NUL-terminated
+  barecat-cat --stats https://example.org/data.barecat images/cat.jpg > cat.jpg
 
 -T FILE reads more paths from FILE ('-': stdin), one per line, or NUL-terminated
 with -0; empty entries are skipped. The list is read as it is written, one entry at
@@ -44,6 +45,8 @@ pub struct Args {
     /// Paths in the list are terminated by NUL characters (find -print0)
     #[arg(short = '0', long)]
     pub null: bool,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 /// Legacy `barecat-extract-single --barecat-file A --path P`.
@@ -124,7 +127,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.paths.is_empty() && args.files_from.is_none() {
         crate::usage!("no PATH given: name files, or give a list with -T FILE (-T - for stdin)");
     }
-    let archive = Archive::open(&args.archive)
+    let _stats = args.remote.stats_guard(PROG);
+    let archive = Archive::open_with(&args.archive, args.remote.open_options(false))
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
     super::print_warnings(PROG, archive.warnings());
     let stdout = io::stdout();
@@ -167,5 +171,6 @@ pub fn run_legacy(args: LegacyArgs) -> anyhow::Result<ExitCode> {
         paths: vec![args.path],
         files_from: None,
         null: false,
+        remote: Default::default(),
     })
 }

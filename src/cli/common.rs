@@ -1,6 +1,7 @@
 //! Options shared by several commands, so that the same flag means the same thing
 //! everywhere: `-q/--quiet`, `-j/--workers N`, `-s/--shard-size-limit SIZE`,
-//! `--no-sidecar`.
+//! `--no-sidecar`, and `--index-mode`/`--stats` of the commands that read remote
+//! archives.
 //!
 //! Commands embed them with `#[command(flatten)]`.
 
@@ -155,6 +156,59 @@ impl<A: clap::CommandFactory> clap::CommandFactory for WithRules<A> {
 }
 
 impl<A: clap::Parser> clap::Parser for WithRules<A> {}
+
+/// `--index-mode MODE` and `--stats`: for commands that read archives, which may
+/// be URLs (`s3://bucket/prefix/name`, `http(s)://host/path/name`).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Remote {
+    /// How the index of a remote archive is read: auto (downloaded whole up to
+    /// BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests),
+    /// range (ranged requests of its pages, with the B-tree sidecar) or download
+    #[arg(long = "index-mode", value_name = "MODE", default_value = "auto",
+          value_parser = parse_index_mode)]
+    pub index_mode: crate::remote::IndexMode,
+    /// Print the requests and bytes of remote reads (sidecar, index, shards) on
+    /// stderr at the end
+    #[arg(long)]
+    pub stats: bool,
+}
+
+impl Remote {
+    /// The options to open an archive with (`lenient` as in [`crate::OpenOptions`]).
+    pub fn open_options(&self, lenient: bool) -> crate::OpenOptions {
+        crate::OpenOptions {
+            lenient,
+            index_mode: self.index_mode,
+        }
+    }
+
+    /// With `--stats`, a guard that prints the counters of remote reads when it is
+    /// dropped (at the end of the command, whether it failed or not).
+    pub fn stats_guard(&self, prog: &str) -> StatsGuard {
+        StatsGuard {
+            prog: self.stats.then(|| prog.to_string()),
+        }
+    }
+}
+
+fn parse_index_mode(s: &str) -> Result<crate::remote::IndexMode, String> {
+    s.parse()
+}
+
+/// Prints the remote read counters on drop (see [`Remote::stats_guard`]).
+pub struct StatsGuard {
+    prog: Option<String>,
+}
+
+impl Drop for StatsGuard {
+    fn drop(&mut self) {
+        if let Some(prog) = &self.prog {
+            for line in crate::remote::stats().to_string().lines() {
+                eprintln!("{prog}: {line}");
+            }
+        }
+    }
+}
 
 /// clap value parser for sizes such as `10G`.
 pub fn parse_size_arg(s: &str) -> Result<u64, String> {

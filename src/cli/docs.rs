@@ -24,7 +24,19 @@ const ENVIRONMENT: &str = "BARECAT_DIRECT_IO=0 makes commands that write shards 
 the page cache. By default they append whole blocks with direct I/O (O_DIRECT) where \
 the file system reports its alignment (statx STATX_DIOALIGN, Linux 6.1 and later): \
 large conversions then cost about one copy of the data instead of two, and do not \
-fill the page cache with bytes that were just written.";
+fill the page cache with bytes that were just written.
+
+Remote archives (an ARCHIVE given as s3://bucket/prefix/name or \
+http(s)://host/path/name) take their credentials and endpoint from \
+AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, \
+AWS_ENDPOINT_URL (an S3-compatible server) and AWS_ALLOW_HTTP=true (a plain-http \
+endpoint); without credentials, requests are anonymous (public buckets), as with \
+AWS_SKIP_SIGNATURE=true. BARECAT_REMOTE_TIMEOUT (seconds per request, default 60), \
+BARECAT_REMOTE_CONNECT_TIMEOUT (default 10) and BARECAT_REMOTE_RETRIES (default 4) \
+bound every request; BARECAT_REMOTE_CACHE (index pages in memory, default 64M), \
+BARECAT_REMOTE_READAHEAD (shard bytes in flight for sequential reads, default 64M) \
+and BARECAT_REMOTE_DOWNLOAD_LIMIT (the largest index that --index-mode auto \
+downloads whole, default 32M) bound memory.";
 
 fn roff_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::{ArgAction, Parser};
 
 use crate::maint::du::{du, DuOptions};
-use crate::{Archive, OpenOptions};
+use crate::Archive;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -45,13 +45,16 @@ pub struct Args {
     /// One JSON object per line: type, path, size (and files, for directories)
     #[arg(long, conflicts_with = "human")]
     pub json: bool,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
     /// Print help
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let archive = Archive::open_with(&args.archive, OpenOptions { lenient: true })
+    let _stats = args.remote.stats_guard("barecat-du");
+    let archive = Archive::open_with(&args.archive, args.remote.open_options(true))
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
     super::print_warnings("barecat-du", archive.warnings());
     let stdout = io::stdout();

@@ -23,6 +23,7 @@ Examples:
   barecat x data.barecat -C out --pattern 'train/**/*.jpg'   # files matching a glob
   barecat x data.barecat -C out -x '**/*.tmp' -i 'train/**' -x '**'   # rules
   barecat-extract --file data.barecat --target-directory out   # legacy form
+  barecat-extract s3://bucket/datasets/data.barecat -C out     # a remote archive
 
 PATH|GLOB: a file, a directory (with everything below it), or a glob with Python
 glob semantics: * and ? stay within a directory, ** spans directories, and
@@ -93,6 +94,8 @@ pub struct Args {
     pub workers: Workers,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
     /// The archive, in the legacy form `--file ARCH --target-directory DIR`
     #[arg(long, value_name = "ARCHIVE", hide = true)]
     pub file: Option<PathBuf>,
@@ -117,7 +120,8 @@ pub fn run(cli: WithRules<Args>) -> anyhow::Result<ExitCode> {
         ),
         None => (args.archive.expect("clap requires it"), args.paths),
     };
-    let archive = Archive::open(&archive_path)
+    let _stats = args.remote.stats_guard(PROG);
+    let archive = Archive::open_with(&archive_path, args.remote.open_options(false))
         .with_context(|| format!("cannot open {}", archive_path.display()))?;
     super::print_warnings(PROG, archive.warnings());
     let (selection, missing) = Selection::resolve(&archive, &paths)?;

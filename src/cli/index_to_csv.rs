@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use crate::maint::csv::write_csv;
-use crate::{Archive, OpenOptions};
+use crate::Archive;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -26,10 +26,13 @@ Exit status: 0 success, 1 failure, 2 usage error.";
 pub struct Args {
     /// The archive (or its index file)
     pub archive: std::path::PathBuf,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let archive = Archive::open_with(&args.archive, OpenOptions { lenient: true })
+    let _stats = args.remote.stats_guard("barecat-index-to-csv");
+    let archive = Archive::open_with(&args.archive, args.remote.open_options(true))
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
     super::print_warnings("barecat-index-to-csv", archive.warnings());
     let stdout = io::stdout();

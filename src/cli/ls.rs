@@ -15,7 +15,8 @@ Examples:
   barecat-ls -l data.barecat train         # long format
   barecat-ls -R data.barecat train         # every file below train, full paths
   barecat-ls data.barecat 'train/**/*.jpg' # glob (** crosses directories)
-  barecat-ls --json -R data.barecat        # JSON lines, for scripts";
+  barecat-ls --json -R data.barecat        # JSON lines, for scripts
+  barecat-ls -l s3://bucket/datasets/data.barecat train   # a remote archive";
 
 /// List files and directories in an archive.
 #[derive(Debug, Parser)]
@@ -34,10 +35,13 @@ pub struct Args {
     /// One JSON object per line
     #[arg(long, visible_alias = "jsonl")]
     pub json: bool,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let archive = Archive::open(&args.archive)
+    let _stats = args.remote.stats_guard("barecat-ls");
+    let archive = Archive::open_with(&args.archive, args.remote.open_options(false))
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
     super::print_warnings("barecat-ls", archive.warnings());
     let stdout = io::stdout();

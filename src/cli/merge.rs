@@ -28,6 +28,7 @@ Examples:
   barecat merge --prefix data/v2 -o all.barecat part1.barecat      # data/v2/…
   barecat merge --pattern '**/*.jpg' -o jpgs.barecat part1.barecat
   barecat merge -x '**/*.tmp' -i 'train/**' -x '**' -o train.barecat all.barecat
+  barecat-merge -o local.barecat s3://bucket/datasets/data.barecat     # copy a remote archive
 
 Only the bytes of the files that end up in the output are copied: never the holes
 of an input, never a duplicate left out. A file path stored in two inputs is an
@@ -41,7 +42,8 @@ barecat-from-tar and barecat-from-zip add them; a path found there that an earli
 input has (or found twice there) is kept or skipped as --duplicates says, each one
 noted, and fails the merge otherwise (again leaving the output as it was); with
 --duplicates last a replaced copy stays in the output as a hole (barecat-defrag
-reclaims it). --symlink takes barecat inputs only. Legacy form: barecat-merge
+reclaims it). An input may be a remote archive (s3://…, http(s)://…): it is read
+by ranged requests in address order. --symlink takes local barecat inputs only. Legacy form: barecat-merge
 INPUT... --output OUT [--overwrite].
 
 --prefix DIR puts every input's files below DIR; --as-subdirs below a directory
@@ -110,6 +112,8 @@ pub struct Args {
     /// End abruptly after N steps of putting the output in place (for tests)
     #[arg(long, hide = true, value_name = "N")]
     pub crash_after_steps: Option<u64>,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 /// Turn "archive already exists" into advice.
@@ -168,7 +172,9 @@ pub fn run(cli: WithRules<Args>) -> anyhow::Result<ExitCode> {
         prefix: args.prefix.clone(),
         as_subdirs: args.as_subdirs,
         filter,
+        index_mode: args.remote.index_mode,
     };
+    let _stats = args.remote.stats_guard("barecat-merge");
     let progress = Progress::new(super::show_progress(args.quiet.quiet), "merging", None);
     let r = merge(&args.output, &args.inputs, &opts, &progress).map_err(|e| explain(e, true))?;
     progress.finish();

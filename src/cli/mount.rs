@@ -19,6 +19,7 @@ Examples:
   barecat-mount --writable data.barecat /mnt/data
   cp -r new_images /mnt/data/ && barecat-mount -u /mnt/data
   barecat-mount -o allow_other --uid 1000 --gid 1000 --umask 022 data.barecat /mnt/data
+  barecat-mount https://example.org/data/data.barecat /mnt/data   # remote, read-only
 
 The command returns once the kernel serves the mount (or with the reason it could
 not mount), leaving a daemon that serves it until it is unmounted; SIGTERM or
@@ -99,7 +100,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (Some(archive), Some(mountpoint)) = (args.archive, args.mountpoint) else {
         crate::usage!("an archive and a mount point are needed");
     };
-    if !args.quiet.quiet {
+    // (A remote archive is opened only by the daemon: no request before it forks.)
+    if !args.quiet.quiet && !crate::remote::is_url(&archive) {
         if let Ok(a) = crate::Archive::open(&archive) {
             super::print_warnings("barecat-mount", a.warnings());
         }

@@ -261,6 +261,8 @@ pub struct GetArgs {
     /// Do not check the record against its stored CRC32C
     #[arg(long)]
     pub no_check: bool,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -298,6 +300,8 @@ pub struct GatherArgs {
     pub force: bool,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -307,6 +311,8 @@ pub struct InfoArgs {
     /// Print one JSON document
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -619,14 +625,19 @@ fn delete(a: DeleteArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn open_records(p: &Path) -> anyhow::Result<Records> {
-    let r = Records::open(p).with_context(|| format!("cannot open {}", p.display()))?;
+fn open_records(p: &Path, remote: &super::common::Remote) -> anyhow::Result<Records> {
+    let opts = crate::records::OpenOptions {
+        index_mode: remote.index_mode,
+        ..Default::default()
+    };
+    let r = Records::open_with(p, opts).with_context(|| format!("cannot open {}", p.display()))?;
     super::print_warnings(PROG, r.warnings());
     Ok(r)
 }
 
 fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
-    let r = open_records(&a.source)?;
+    let _stats = a.remote.stats_guard(PROG);
+    let r = open_records(&a.source, &a.remote)?;
     let rec = if a.no_check {
         r.get(a.index)?
     } else {
@@ -714,7 +725,8 @@ fn blocks<'a>(r: &Records, idx: &'a [u64]) -> Vec<&'a [u64]> {
 }
 
 fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
-    let r = open_records(&a.source)?;
+    let _stats = a.remote.stats_guard(PROG);
+    let r = open_records(&a.source, &a.remote)?;
     let idx = all_indices(&a)?;
     for &i in &idx {
         if i >= r.len() {
@@ -820,7 +832,8 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
-    let r = open_records(&a.source)?;
+    let _stats = a.remote.stats_guard(PROG);
+    let r = open_records(&a.source, &a.remote)?;
     let i = verify::info(&r)?;
     if a.json {
         writeln!(io::stdout(), "{}", serde_json::to_string_pretty(&i)?)?;
@@ -979,7 +992,7 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn to_archive_cmd(a: ToArchiveArgs) -> anyhow::Result<ExitCode> {
-    let r = open_records(&a.source)?;
+    let r = open_records(&a.source, &Default::default())?;
     let progress = Progress::new(super::show_progress(a.quiet.quiet), "copying", None);
     let rep = to_archive(&r, &a.archive, &a.prefix, a.force, &progress)
         .with_context(|| format!("cannot write {}", a.archive.display()))?;

@@ -65,6 +65,8 @@ pub struct Args {
     pub workers: Workers,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -109,6 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             force: args.force,
             workers: args.workers.get(),
             quiet: args.quiet.quiet,
+            remote: args.remote,
         },
     )
 }

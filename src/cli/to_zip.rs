@@ -66,6 +66,8 @@ pub struct Args {
     pub workers: Workers,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -81,6 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             force: args.force,
             workers: args.workers.get(),
             quiet: args.quiet.quiet,
+            remote: args.remote,
         },
     )
 }
@@ -94,11 +97,13 @@ pub(super) struct Job<'a> {
     pub force: bool,
     pub workers: usize,
     pub quiet: bool,
+    pub remote: super::common::Remote,
 }
 
 /// Run an export to a file or standard output and report it.
 pub(super) fn run_export(prog: &str, job: &Job<'_>) -> anyhow::Result<ExitCode> {
-    let archive = Archive::open(job.archive)
+    let _stats = job.remote.stats_guard(prog);
+    let archive = Archive::open_with(job.archive, job.remote.open_options(false))
         .with_context(|| format!("cannot open {}", job.archive.display()))?;
     super::print_warnings(prog, archive.warnings());
     let (selection, missing) = Selection::resolve(&archive, job.paths)?;

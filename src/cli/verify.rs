@@ -14,6 +14,7 @@ Examples:
   barecat-verify data.barecat              # everything: every byte, the index, the shards
   barecat-verify --quick data.barecat      # index and shard checks, last file's checksum
   barecat-verify --json data.barecat > report.json   # for CI
+  barecat-verify https://example.org/data/data.barecat   # a remote archive
 
 Full mode reads every file in address order and checks its CRC32C, runs SQLite's
 integrity check, compares the directory statistics with recomputed ones, checks
@@ -43,6 +44,8 @@ pub struct Args {
     pub workers: Workers,
     #[command(flatten)]
     pub quiet: Quiet,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 /// Exit status when the check could not run.
@@ -52,7 +55,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let opts = VerifyOptions {
         quick: args.quick,
         workers: args.workers.get(),
+        index_mode: args.remote.index_mode,
     };
+    let _stats = args.remote.stats_guard("barecat-verify");
     let progress = Progress::new(
         super::show_progress(args.quiet.quiet) && !args.json,
         "verifying",

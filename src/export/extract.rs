@@ -285,6 +285,14 @@ fn worker(ctx: &Ctx<'_>, rx: Receiver<Vec<Job>>) {
             continue;
         }
         let (mut files, mut bytes) = (0, 0);
+        // A remote archive fetches the batch's bytes at once, in a few large
+        // requests (the batch is in address order); nothing happens locally.
+        let _prefetched = if ctx.archive.is_remote() {
+            let fis: Vec<FileInfo> = batch.iter().map(|j| j.fi.clone()).collect();
+            ctx.archive.shards().prefetch(&fis)
+        } else {
+            None
+        };
         for job in &batch {
             match write_file(ctx, &mut cache, job) {
                 Ok(()) => {

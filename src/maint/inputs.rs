@@ -33,6 +33,10 @@ const TAR_EXTENSIONS: [&str; 9] = [
 /// Tell a barecat archive from a tar or zip file, by content first and by name when
 /// the content says nothing. A path where nothing exists is an error.
 pub fn classify(path: &Path) -> Result<InputKind> {
+    if crate::remote::is_url(path) {
+        // A remote input is read as an archive (tar and zip inputs are local).
+        return Ok(InputKind::Barecat);
+    }
     let layout = Layout::resolve(path);
     let index = layout.index();
     if index.is_file() {
@@ -74,11 +78,20 @@ pub fn classify(path: &Path) -> Result<InputKind> {
 /// numbering, every referenced shard there) and long enough for the files stored in
 /// it.
 pub fn open_barecat(path: &Path) -> Result<Archive> {
-    let archive = Archive::open(path)?;
+    open_barecat_with(path, crate::OpenOptions::default())
+}
+
+/// [`open_barecat`] with options (the index mode of a remote input).
+pub fn open_barecat_with(path: &Path, opts: crate::OpenOptions) -> Result<Archive> {
+    let archive = Archive::open_with(path, opts)?;
     let usage = archive.with_index(|i| i.shard_usage())?;
     for u in usage {
         let path = archive.shards().path(u.shard);
-        let len = crate::shard::shard_len(&path)?;
+        let len = if archive.is_remote() {
+            archive.shards().len(u.shard)?
+        } else {
+            crate::shard::shard_len(&path)?
+        };
         if len < u.logical_end {
             return Err(Error::io(
                 archive.shards().path(u.shard),
@@ -103,6 +116,9 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// Error if `input` is the archive at `output` (the same index file, whatever
 /// the names).
 pub fn check_not_output(input: &Path, output: &Path) -> Result<()> {
+    if crate::remote::is_url(input) {
+        return Ok(()); // the output is local
+    }
     let (i, o) = (Layout::resolve(input), Layout::resolve(output));
     if same_file(i.index(), o.index()) {
         return Err(Error::InvalidOperation(format!(

@@ -30,7 +30,7 @@ use crate::glob::PathFilter;
 use crate::ingest::{self, Duplicates, Event, IngestOptions};
 use crate::layout::Layout;
 use crate::maint::inputs::{
-    check_not_output, classify, install, open_barecat, plan_duplicates, remove_stale_temps,
+    check_not_output, classify, install, open_barecat_with, plan_duplicates, remove_stale_temps,
     temp_name, InputKind,
 };
 use crate::maint::span::{Span, SpanLimits};
@@ -90,6 +90,8 @@ pub struct MergeOptions {
     /// their paths in the input. Directories are then made as the parents of the
     /// files taken (with the input's metadata), not copied on their own.
     pub filter: Option<Arc<PathFilter>>,
+    /// How the index of a remote input is read.
+    pub index_mode: crate::remote::IndexMode,
 }
 
 impl Default for MergeOptions {
@@ -103,6 +105,7 @@ impl Default for MergeOptions {
             prefix: None,
             as_subdirs: false,
             filter: None,
+            index_mode: Default::default(),
         }
     }
 }
@@ -275,13 +278,19 @@ pub fn merge(
         check_not_output(p, output)?;
         let kind = classify(p)?;
         sources.push(match kind {
-            InputKind::Barecat => Source::Barecat(Box::new(open_barecat(p)?)),
+            InputKind::Barecat => Source::Barecat(Box::new(open_barecat_with(
+                p,
+                crate::OpenOptions {
+                    index_mode: opts.index_mode,
+                    ..Default::default()
+                },
+            )?)),
             _ => Source::Foreign,
         });
     }
     // The inputs' shards stay open once read.
     let mut shards = 0;
-    for p in inputs {
+    for p in inputs.iter().filter(|p| !crate::remote::is_url(p)) {
         shards += Layout::resolve(p).shard_files()?.len();
     }
     crate::maint::fds::ensure_open_files(shards)?;

@@ -84,6 +84,14 @@ pub fn merge_symlink(
     }
     let mut list = Vec::with_capacity(inputs.len());
     for p in inputs {
+        if crate::remote::is_url(p) {
+            return Err(Error::UnsupportedInput {
+                path: p.clone(),
+                detail: "a symlink merge needs local inputs (links cannot point at a remote \
+                         archive's shards); use `barecat-merge -o OUT` to copy it"
+                    .into(),
+            });
+        }
         check_not_output(p, output)?;
         if classify(p)? != InputKind::Barecat {
             return Err(Error::UnsupportedInput {

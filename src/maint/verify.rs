@@ -73,8 +73,11 @@ const INDEXES: [&str; 5] = [
 pub struct VerifyOptions {
     /// Index checks, shard lengths and the CRC of the last file only.
     pub quick: bool,
-    /// Threads computing checksums (at least 1).
+    /// Threads computing checksums (at least 1). For a remote archive, at least 4
+    /// (each has one request of up to 8 MiB in flight).
     pub workers: usize,
+    /// How the index of a remote archive is read.
+    pub index_mode: crate::remote::IndexMode,
 }
 
 /// What kind of problem (or warning) a finding is. Serialized in snake case.
@@ -244,13 +247,21 @@ struct DiskShard {
 /// archive there, not an archive, unreadable directory); everything found wrong in
 /// an archive that could be opened is in the report.
 pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<VerifyReport> {
-    let archive = Archive::open_with(path, OpenOptions { lenient: true })?;
+    let open = OpenOptions {
+        index_mode: opts.index_mode,
+        ..OpenOptions::lenient()
+    };
+    let archive = Archive::open_with(path, open)?;
     let layout = archive.layout().clone();
     let mut f = Findings::default();
     for w in archive.warnings() {
         f.warn(Kind::SchemaVersion, None, w.clone());
     }
-    let disk = open_shards(&layout, &mut f)?;
+    let disk = if archive.is_remote() {
+        remote_shards(&archive, &mut f)?
+    } else {
+        open_shards(&layout, &mut f)?
+    };
     if let Ok(Some(root)) = archive.with_index(|i| i.dir("")) {
         progress.set_total(root.size_tree.max(0) as u64);
     }
@@ -274,7 +285,10 @@ pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<
     });
     let dirs = dirs?;
     check_shards(&layout, &disk, &scan, &mut f);
-    check_sidecar(path, &mut f);
+    match archive.remote_index() {
+        Some(r) => check_remote_sidecar(r, &mut f),
+        None => check_sidecar(path, &mut f),
+    }
 
     let mut problems = f.problems;
     problems.sort_by(|a, b| {
@@ -326,6 +340,58 @@ fn check_sidecar(path: &Path, f: &mut Findings) {
             ),
         ),
     }
+}
+
+/// The sidecar of a remote archive, as its opening found it (its pages were
+/// compared with the index's page 1, not each with the index's own page).
+fn check_remote_sidecar(r: &crate::remote::RemoteIndex, f: &mut Findings) {
+    use crate::remote::SidecarUse;
+    let url = r
+        .url
+        .url_of(&r.url.with_suffix(crate::layout::SIDECAR_SUFFIX));
+    let msg = match &r.sidecar {
+        SidecarUse::Pinned { .. } | SidecarUse::NotNeeded => return,
+        SidecarUse::Missing => format!("{url}: no sidecar; remote lookups cost more requests"),
+        SidecarUse::Rejected(why) => format!(
+            "{url}: {why}; readers ignore it, `barecat-sidecar ARCHIVE` on the local copy rewrites it"
+        ),
+        SidecarUse::Unreadable(e) => format!("the sidecar cannot be read: {}", one_line(e)),
+    };
+    f.warn(Kind::Sidecar, None, msg);
+}
+
+/// The shards of a remote archive: those the index refers to (an HTTP server
+/// lists nothing), each asked for its length. Shard objects after the last one
+/// the index uses are not seen.
+fn remote_shards(archive: &Archive, f: &mut Findings) -> Result<BTreeMap<u64, DiskShard>> {
+    let mut out = BTreeMap::new();
+    let max = archive.with_index(|i| i.max_shard())?.unwrap_or(0).max(0) as u64;
+    let shards = archive.shards();
+    for n in 0..=max {
+        match shards.len(n) {
+            Ok(length) => {
+                out.insert(
+                    n,
+                    DiskShard {
+                        path: shards.path(n),
+                        readable: true,
+                        length,
+                        symlink: false,
+                    },
+                );
+            }
+            // Not there: reported by check_shards, with the files stored in it.
+            Err(Error::MissingShard { .. }) => {}
+            Err(e) => f.problems.push(Finding {
+                kind: Kind::MissingShard,
+                path: None,
+                shard: Some(n),
+                offset: None,
+                message: format!("cannot read shard {n}: {}", one_line(&e.to_string())),
+            }),
+        }
+    }
+    Ok(out)
 }
 
 fn open_shards(layout: &Layout, f: &mut Findings) -> Result<BTreeMap<u64, DiskShard>> {
@@ -686,6 +752,7 @@ impl Planner<'_> {
 /// Shared state of the checksum workers.
 struct Checker<'a> {
     disk: &'a BTreeMap<u64, DiskShard>,
+    shards: &'a crate::shard::ShardSet,
     problems: Mutex<Vec<Finding>>,
     files: AtomicU64,
     bytes: AtomicU64,
@@ -743,9 +810,20 @@ impl Checker<'_> {
         let Some(ds) = self.disk.get(&job.span.shard) else {
             return;
         };
-        let file = match self.open(job.span.shard, cache) {
-            Ok(f) => f,
-            Err(e) => {
+        // A remote shard: the whole span in one request.
+        let span = self.shards.fetch_span(
+            job.span.shard,
+            job.span.start,
+            job.span.end - job.span.start,
+        );
+        let opened = match span {
+            Some(_) => None,
+            None => Some(self.open(job.span.shard, cache)),
+        };
+        let file = match opened {
+            None => None,
+            Some(Ok(f)) => Some(f),
+            Some(Err(e)) => {
                 for jf in &job.files {
                     let msg = format!("{}: cannot open {}: {e}", jf.path, ds.path.display());
                     self.report(job.span.shard, jf, Kind::ReadError, msg);
@@ -762,8 +840,30 @@ impl Checker<'_> {
         while pos < job.span.end {
             let len = (job.span.end - pos).min(PIECE as u64) as usize;
             let piece = &mut buf[..len];
-            if let Err(e) = read_exact_at(file, &ds.path, piece, pos) {
-                failed = Some((pos, one_line(&e.to_string())));
+            let read = match (&span, file) {
+                (Some(Ok(data)), _) => {
+                    let at = (pos - job.span.start) as usize;
+                    match data.get(at..at + len) {
+                        Some(bytes) => {
+                            piece.copy_from_slice(bytes);
+                            Ok(())
+                        }
+                        None => Err(format!(
+                            "{}: ends at byte {}, before {}",
+                            ds.path.display(),
+                            job.span.start + data.len() as u64,
+                            pos + len as u64
+                        )),
+                    }
+                }
+                (Some(Err(e)), _) => Err(one_line(&e.to_string())),
+                (None, Some(file)) => {
+                    read_exact_at(file, &ds.path, piece, pos).map_err(|e| one_line(&e.to_string()))
+                }
+                (None, None) => Err("no shard".to_string()),
+            };
+            if let Err(e) = read {
+                failed = Some((pos, e));
                 break;
             }
             let piece_end = pos + len as u64;
@@ -899,6 +999,7 @@ fn scan_files(
     let (tx, rx) = crossbeam_channel::bounded::<Job>(opts.workers.max(1) * 2);
     let checker = Checker {
         disk,
+        shards: archive.shards(),
         problems: Mutex::new(Vec::new()),
         files: AtomicU64::new(0),
         bytes: AtomicU64::new(0),
@@ -906,7 +1007,12 @@ fn scan_files(
     };
     std::thread::scope(|scope| {
         if !opts.quick {
-            for _ in 0..opts.workers.max(1) {
+            let workers = if archive.is_remote() {
+                opts.workers.max(4)
+            } else {
+                opts.workers.max(1)
+            };
+            for _ in 0..workers {
                 let rx = rx.clone();
                 let checker = &checker;
                 scope.spawn(move || {

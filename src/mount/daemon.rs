@@ -56,7 +56,18 @@ fn mount_error(path: &Path, detail: impl std::fmt::Display) -> Error {
 /// has been unmounted; otherwise returns once the mount is ready, leaving a daemon
 /// that serves it.
 pub fn mount(archive: &Path, mountpoint: &Path, opts: &MountOptions) -> Result<()> {
-    let archive_abs = std::path::absolute(archive).map_err(|e| Error::io(archive, e))?;
+    let remote = crate::remote::is_url(archive);
+    if remote && opts.writable {
+        return Err(mount_error(
+            archive,
+            "a remote archive is mounted read-only (writing to remote storage is not supported)",
+        ));
+    }
+    let archive_abs = if remote {
+        archive.to_path_buf()
+    } else {
+        std::path::absolute(archive).map_err(|e| Error::io(archive, e))?
+    };
     let mountpoint = std::fs::canonicalize(mountpoint).map_err(|e| Error::io(mountpoint, e))?;
     if !mountpoint.is_dir() {
         return Err(mount_error(&mountpoint, "not a directory"));

@@ -44,13 +44,52 @@ impl ChunkNames {
 struct Mapped {
     file: File,
     path: PathBuf,
-    map: RwLock<Arc<Mmap>>,
+    map: RwLock<Arc<Blob>>,
+}
+
+/// Bytes a reader borrows from: a chunk's memory map, or (for a remote archive,
+/// which has no map) bytes read into memory.
+pub enum Blob {
+    Map(Mmap),
+    Bytes(bytes::Bytes),
+}
+
+impl std::ops::Deref for Blob {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Blob::Map(m) => m,
+            Blob::Bytes(b) => b,
+        }
+    }
+}
+
+impl Blob {
+    /// `madvise` a range of a map; nothing to do for bytes in memory.
+    pub fn advise_range(
+        &self,
+        advice: memmap2::Advice,
+        start: usize,
+        len: usize,
+    ) -> io::Result<()> {
+        match self {
+            Blob::Map(m) => m.advise_range(advice, start, len),
+            Blob::Bytes(_) => Ok(()),
+        }
+    }
+
+    /// True for a memory map (zero-copy views).
+    pub fn is_map(&self) -> bool {
+        matches!(self, Blob::Map(_))
+    }
 }
 
 /// Read-only maps of chunk files, opened on first use and renewed when a file grew.
+/// For a remote archive there are no maps: each slice is read from its shard.
 pub struct MapCache {
     names: ChunkNames,
     open: RwLock<Vec<Option<Arc<Mapped>>>>,
+    remote: Option<Arc<crate::Archive>>,
 }
 
 /// Open `path` read-only for mapping: a regular file (a FIFO cannot block the
@@ -86,11 +125,27 @@ impl MapCache {
         MapCache {
             names,
             open: RwLock::new(Vec::new()),
+            remote: None,
+        }
+    }
+
+    /// The shards of a remote archive, read by ranged requests (a gather in
+    /// address order is coalesced by [`crate::remote::shards`]).
+    pub fn remote(names: ChunkNames, archive: Arc<crate::Archive>) -> MapCache {
+        MapCache {
+            names,
+            open: RwLock::new(Vec::new()),
+            remote: Some(archive),
         }
     }
 
     pub fn names(&self) -> &ChunkNames {
         &self.names
+    }
+
+    /// For a remote archive, the length of chunk (shard) `id`; `None` when local.
+    pub fn remote_len(&self, id: u32) -> Option<Result<u64>> {
+        Some(self.remote.as_ref()?.shards().len(id as u64))
     }
 
     fn mapped(&self, id: u32) -> Result<Arc<Mapped>> {
@@ -107,7 +162,7 @@ impl MapCache {
         let m = Arc::new(Mapped {
             file,
             path,
-            map: RwLock::new(Arc::new(map)),
+            map: RwLock::new(Arc::new(Blob::Map(map))),
         });
         let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
         if open.len() <= idx {
@@ -118,7 +173,7 @@ impl MapCache {
 
     /// A map of chunk `id` covering at least `end` bytes (renewed once if the file
     /// grew since it was mapped); an error naming the chunk when it is shorter.
-    pub fn map(&self, id: u32, end: u64) -> Result<Arc<Mmap>> {
+    pub fn map(&self, id: u32, end: u64) -> Result<Arc<Blob>> {
         let m = self.mapped(id)?;
         let cur = m.map.read().unwrap_or_else(|e| e.into_inner()).clone();
         if cur.len() as u64 >= end {
@@ -135,7 +190,7 @@ impl MapCache {
                 detail: format!("an entry ends at byte {end} but the chunk has {len} bytes"),
             });
         }
-        let fresh = Arc::new(map_file(&m.file, &m.path)?);
+        let fresh = Arc::new(Blob::Map(map_file(&m.file, &m.path)?));
         *slot = fresh.clone();
         Ok(fresh)
     }
@@ -146,12 +201,12 @@ impl MapCache {
     pub fn release(&self) {
         let open = self.open.read().unwrap_or_else(|e| e.into_inner());
         for m in open.iter().flatten() {
-            *m.map.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(empty_map());
+            *m.map.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(Blob::Map(empty_map()));
         }
     }
 
     /// The bytes of `e`, borrowed from the chunk's map (kept alive by the Arc).
-    pub fn slice(&self, e: &Entry) -> Result<(Arc<Mmap>, usize, usize)> {
+    pub fn slice(&self, e: &Entry) -> Result<(Arc<Blob>, usize, usize)> {
         let end = e.end().ok_or_else(|| Error::CorruptRecords {
             path: self.names.path(e.chunk),
             detail: format!(
@@ -159,6 +214,20 @@ impl MapCache {
                 e.offset, e.length
             ),
         })?;
+        if let Some(a) = &self.remote {
+            let fi = crate::entry::FileInfo {
+                path: format!("record at shard {} offset {}", e.chunk, e.offset),
+                shard: e.chunk as u64,
+                offset: e.offset,
+                size: e.length as u64,
+                crc32c: None,
+                meta: Default::default(),
+            };
+            let mut buf = vec![0u8; e.length as usize];
+            a.shards().read_into(&fi, 0, &mut buf)?;
+            let _ = end;
+            return Ok((Arc::new(Blob::Bytes(buf.into())), 0, e.length as usize));
+        }
         let map = self.map(e.chunk, end)?;
         Ok((map, e.offset as usize, e.length as usize))
     }

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 
 use crate::crc;
 use crate::error::{Error, Result};
-use crate::records::chunks::{map_file, open_for_map, ChunkNames, MapCache};
+use crate::records::chunks::{map_file, open_for_map, Blob, ChunkNames, MapCache};
 use crate::records::format::{
     crc_at, entry_at, table_path, Compress, DatasetPaths, Dtype, Entry, Meta, TableHeader,
     TableOrder, CRC_SIZE, ENTRY_SIZE,
@@ -46,6 +46,8 @@ pub struct OpenOptions {
     /// For archive tables: compare every record with the index, not only the
     /// stamp (what verify does).
     pub full_check: bool,
+    /// How the index of a remote archive is read.
+    pub index_mode: crate::remote::IndexMode,
 }
 
 pub(super) struct Inner {
@@ -56,9 +58,9 @@ pub(super) struct Inner {
     pub dtype: Dtype,
     pub compress: Compress,
     /// The table map and where entries and CRCs start in it.
-    pub table: Mmap,
+    pub table: Blob,
     pub entries_at: usize,
-    pub crcs: Option<(Mmap, usize)>,
+    pub crcs: Option<(Blob, usize)>,
     /// Records without a stored CRC (sorted), for archive tables.
     pub missing_crcs: Vec<u64>,
     /// `meta.json`'s redo list.
@@ -66,7 +68,7 @@ pub(super) struct Inner {
     pub chunks: MapCache,
     pub meta: Option<Meta>,
     pub warnings: Vec<String>,
-    _table_file: File,
+    _table_file: Option<File>,
     _crc_file: Option<File>,
 }
 
@@ -313,7 +315,7 @@ impl Records {
             let e = &entries[k as usize];
             (e.chunk, e.offset)
         });
-        let mut maps: Vec<Arc<Mmap>> = Vec::new();
+        let mut maps: Vec<Arc<Blob>> = Vec::new();
         let mut map_of: HashMap<u32, u32> = HashMap::new();
         let mut slots = vec![Slot::default(); indices.len()];
         for &k in &order {
@@ -323,7 +325,7 @@ impl Records {
             }
             let (map, start, len) = self.inner.chunks.slice(&e)?;
             let m = match map_of.get(&e.chunk) {
-                Some(&m) if maps[m as usize].len() >= start + len => m,
+                Some(&m) if Arc::ptr_eq(&maps[m as usize], &map) => m,
                 _ => {
                     maps.push(map);
                     let m = (maps.len() - 1) as u32;
@@ -473,7 +475,7 @@ struct Slot {
 
 /// The records of one gather, in request order. Owns what its slices point into.
 pub struct Batch {
-    maps: Vec<Arc<Mmap>>,
+    maps: Vec<Arc<Blob>>,
     owned: Vec<Arc<AlignedBuf>>,
     slots: Vec<Slot>,
 }
@@ -643,7 +645,7 @@ fn decompress_into(c: Compress, stored: &[u8], out: &mut AlignedBuf) -> Result<(
 #[derive(Clone)]
 enum Backing {
     Empty,
-    Map(Arc<Mmap>),
+    Map(Arc<Blob>),
     Owned(Arc<AlignedBuf>),
 }
 
@@ -787,34 +789,50 @@ fn open_dataset(dir: &Path) -> Result<Records> {
         len: n,
         dtype: meta.dtype,
         compress: meta.compress,
-        table,
+        table: Blob::Map(table),
         entries_at: 0,
-        crcs: Some((crcs, 0)),
+        crcs: Some((Blob::Map(crcs), 0)),
         missing_crcs: Vec::new(),
         overrides,
         chunks: MapCache::new(ChunkNames::Dataset(paths)),
         meta: Some(meta),
         warnings: Vec::new(),
-        _table_file: table_file,
+        _table_file: Some(table_file),
         _crc_file: Some(crc_file),
     }))
 }
 
 /// Build an `Inner` for an archive table (used by [`crate::records::table`]).
 #[allow(clippy::too_many_arguments)]
+/// The table of an archive: mapped from a local file, or read whole (remote).
+pub(super) struct TableBytes {
+    pub file: Option<File>,
+    pub map: Blob,
+    /// The opened archive, for reading the records of a remote one.
+    pub remote: Option<Arc<crate::Archive>>,
+}
+
 pub(super) fn archive_inner(
     archive: &Path,
     layout: crate::Layout,
     header: &TableHeader,
-    file: File,
-    map: Mmap,
+    bytes: TableBytes,
     missing_crcs: Vec<u64>,
     warnings: Vec<String>,
 ) -> Inner {
+    let TableBytes { file, map, remote } = bytes;
     let crcs_at = header.crcs_offset() as usize;
     // The CRC array lives in the same map as the entries.
-    // SAFETY: same file, read-only map; see `map_file`.
-    let crc_map = unsafe { Mmap::map(&file) }.ok();
+    let crc_map = match (&map, &file) {
+        (Blob::Bytes(b), _) => Some(Blob::Bytes(b.clone())),
+        // SAFETY: same file, read-only map; see `map_file`.
+        (Blob::Map(_), Some(f)) => unsafe { Mmap::map(f) }.ok().map(Blob::Map),
+        (Blob::Map(_), None) => None,
+    };
+    let chunks = match remote {
+        Some(a) => MapCache::remote(ChunkNames::Archive(layout.clone()), a),
+        None => MapCache::new(ChunkNames::Archive(layout.clone())),
+    };
     Inner {
         source: Source::Archive {
             archive: archive.to_path_buf(),
@@ -830,7 +848,7 @@ pub(super) fn archive_inner(
         crcs: crc_map.map(|m| (m, crcs_at)),
         missing_crcs,
         overrides: HashMap::new(),
-        chunks: MapCache::new(ChunkNames::Archive(layout)),
+        chunks,
         meta: None,
         warnings,
         _table_file: file,

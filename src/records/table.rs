@@ -46,12 +46,13 @@ use crate::index::Index;
 use crate::layout::Layout;
 use crate::path as mpath;
 use crate::progress::Progress;
+use crate::records::chunks::Blob;
 use crate::records::chunks::{map_file, open_for_map};
 use crate::records::format::{
     table_path, Entry, Stamp, TableHeader, TableOrder, CRC_SIZE, ENTRY_SIZE, MAX_RECORD,
     TABLE_HEADER_SIZE,
 };
-use crate::records::reader::{archive_inner, OpenOptions, Records};
+use crate::records::reader::{archive_inner, OpenOptions, Records, TableBytes};
 use crate::shard::sync_dir;
 
 /// Options of [`build`].
@@ -140,6 +141,31 @@ fn order_sql(order: TableOrder) -> &'static str {
 /// The stamp of the index, read inside the caller's read transaction.
 fn read_stamp(index: &Index) -> Result<Stamp> {
     let path = index.path();
+    let f = File::open(path).at(path)?;
+    let mut h = [0u8; 100];
+    f.read_exact_at(&mut h, 0).at(path)?;
+    stamp_of(index, &h, f.metadata().at(path)?.ino())
+}
+
+/// The stamp of a remote archive's index: its header from the remote index, and
+/// the inode recorded at build time (an object has none; its version is pinned by
+/// the reader instead).
+fn remote_stamp(a: &crate::Archive, index: &Index, built: &Stamp) -> Result<Stamp> {
+    let mut h = [0u8; 100];
+    if let Some(r) = a.remote_index() {
+        let n = r.source.read_at(0, &mut h)?;
+        if n < h.len() {
+            return Err(Error::corrupt(
+                index.path(),
+                "the index is shorter than its header",
+            ));
+        }
+    }
+    stamp_of(index, &h, built.inode)
+}
+
+fn stamp_of(index: &Index, h: &[u8; 100], inode: u64) -> Result<Stamp> {
+    let path = index.path();
     let (files, bytes): (i64, i64) = index
         .conn()
         .query_row(
@@ -148,15 +174,12 @@ fn read_stamp(index: &Index) -> Result<Stamp> {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .at(path)?;
-    let f = File::open(path).at(path)?;
-    let mut h = [0u8; 100];
-    f.read_exact_at(&mut h, 0).at(path)?;
     let be = |a: usize| u32::from_be_bytes(h[a..a + 4].try_into().expect("4"));
     Ok(Stamp {
         wal: h[18] == 2 || h[19] == 2,
         change_counter: be(24),
         page_count: be(28),
-        inode: f.metadata().at(path)?.ino(),
+        inode,
         files: files as u64,
         bytes: bytes as u64,
     })
@@ -443,14 +466,12 @@ pub enum Freshness {
 /// Check a mapped table against the index of `archive`.
 fn check_table(
     archive: &Path,
-    table: &Path,
-    header: &TableHeader,
+    m: &Mapped,
     t: &TableView<'_>,
     full: bool,
 ) -> Result<(Freshness, Stamp)> {
-    let (_, index) = open_index(archive)?;
-    in_read_tx(&index, |index| {
-        let now = read_stamp(index)?;
+    let (table, header) = (&m.table, &m.header);
+    let check = |index: &Index, now: Stamp| {
         if !full && stamp_holds(index, &now, &header.stamp, t)? {
             return Ok((Freshness::Stamped, now));
         }
@@ -462,19 +483,95 @@ fn check_table(
                 detail,
             }),
         }
-    })
+    };
+    match &m.remote {
+        // A remote index is pinned to one version: no transaction needed.
+        Some(a) => a.with_index(|index| check(index, remote_stamp(a, index, &header.stamp)?)),
+        None => {
+            let (_, index) = open_index(archive)?;
+            in_read_tx(&index, |index| check(index, read_stamp(index)?))
+        }
+    }
 }
 
 struct Mapped {
-    file: File,
-    map: memmap2::Mmap,
+    file: Option<File>,
+    map: Blob,
     header: TableHeader,
     missing: Vec<u64>,
     table: PathBuf,
     layout: Layout,
+    /// The archive, when it is remote (its table was read whole).
+    remote: Option<std::sync::Arc<crate::Archive>>,
+}
+
+/// The record table of a remote archive, read whole (one request).
+fn fetch_table(archive: &Path, index_mode: crate::remote::IndexMode) -> Result<Mapped> {
+    let a = crate::Archive::open_with(
+        archive,
+        crate::OpenOptions {
+            index_mode,
+            ..Default::default()
+        },
+    )?;
+    let r = a.remote_index().expect("a remote archive");
+    let table = PathBuf::from(
+        r.url
+            .url_of(&r.url.with_suffix(crate::records::format::TABLE_SUFFIX)),
+    );
+    let bytes = r
+        .fetch_part(
+            crate::records::format::TABLE_SUFFIX,
+            crate::remote::Kind::Records,
+        )?
+        .ok_or_else(|| Error::CorruptRecords {
+            path: table.clone(),
+            detail: format!(
+                "no record table (build one with `barecat-records build` on a local copy of {})",
+                archive.display()
+            ),
+        })?;
+    let layout = a.layout().clone();
+    let map = Blob::Bytes(bytes);
+    let header = TableHeader::decode(&map, map.len() as u64, &table)?;
+    let missing = missing_list(&map, &header, &table)?;
+    Ok(Mapped {
+        file: None,
+        map,
+        header,
+        missing,
+        table,
+        layout,
+        remote: Some(std::sync::Arc::new(a)),
+    })
+}
+
+fn missing_list(map: &[u8], header: &TableHeader, table: &Path) -> Result<Vec<u64>> {
+    let miss_at = header.missing_offset() as usize;
+    let missing: Vec<u64> = map[miss_at..]
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8")))
+        .collect();
+    if missing.windows(2).any(|w| w[0] >= w[1])
+        || missing.last().is_some_and(|&m| m >= header.length)
+    {
+        return Err(Error::CorruptRecords {
+            path: table.to_path_buf(),
+            detail: "not a valid record table: the list of records without CRC is not sorted"
+                .into(),
+        });
+    }
+    Ok(missing)
 }
 
 fn map_table(archive: &Path) -> Result<Mapped> {
+    map_table_with(archive, Default::default())
+}
+
+fn map_table_with(archive: &Path, index_mode: crate::remote::IndexMode) -> Result<Mapped> {
+    if crate::remote::is_url(archive) {
+        return fetch_table(archive, index_mode);
+    }
     let layout = Layout::resolve(archive);
     if !layout.index().is_file() {
         return Err(Error::ArchiveNotFound {
@@ -489,29 +586,17 @@ fn map_table(archive: &Path) -> Result<Mapped> {
             archive.display()
         ),
     })?;
-    let map = map_file(&file, &table)?;
+    let map = Blob::Map(map_file(&file, &table)?);
     let header = TableHeader::decode(&map, map.len() as u64, &table)?;
-    let miss_at = header.missing_offset() as usize;
-    let missing: Vec<u64> = map[miss_at..]
-        .chunks_exact(8)
-        .map(|b| u64::from_le_bytes(b.try_into().expect("8")))
-        .collect();
-    if missing.windows(2).any(|w| w[0] >= w[1])
-        || missing.last().is_some_and(|&m| m >= header.length)
-    {
-        return Err(Error::CorruptRecords {
-            path: table,
-            detail: "not a valid record table: the list of records without CRC is not sorted"
-                .into(),
-        });
-    }
+    let missing = missing_list(&map, &header, &table)?;
     Ok(Mapped {
-        file,
+        file: Some(file),
         map,
         header,
         missing,
         table,
         layout,
+        remote: None,
     })
 }
 
@@ -531,8 +616,8 @@ impl Mapped {
 
 /// Open the record table of `archive` (refused when stale).
 pub(crate) fn open_table(archive: &Path, opts: OpenOptions) -> Result<Records> {
-    let m = map_table(archive)?;
-    let (fresh, _) = check_table(archive, &m.table, &m.header, &m.view(), opts.full_check)?;
+    let m = map_table_with(archive, opts.index_mode)?;
+    let (fresh, _) = check_table(archive, &m, &m.view(), opts.full_check)?;
     let mut warnings = Vec::new();
     if fresh == Freshness::Matching && !opts.full_check {
         warnings.push(format!(
@@ -543,8 +628,13 @@ pub(crate) fn open_table(archive: &Path, opts: OpenOptions) -> Result<Records> {
             archive.display()
         ));
     }
+    let bytes = TableBytes {
+        file: m.file,
+        map: m.map,
+        remote: m.remote,
+    };
     Ok(Records::from_inner(archive_inner(
-        archive, m.layout, &m.header, m.file, m.map, m.missing, warnings,
+        archive, m.layout, &m.header, bytes, m.missing, warnings,
     )))
 }
 
@@ -552,7 +642,13 @@ pub(crate) fn open_table(archive: &Path, opts: OpenOptions) -> Result<Records> {
 /// current stamp in the table (so that opening is cheap again).
 pub fn restamp(archive: &Path) -> Result<Freshness> {
     let m = map_table(archive)?;
-    let (fresh, now) = check_table(archive, &m.table, &m.header, &m.view(), true)?;
+    if m.remote.is_some() {
+        return Err(Error::ReadOnly {
+            path: archive.to_path_buf(),
+            reason: "a remote archive's record table cannot be rewritten".into(),
+        });
+    }
+    let (fresh, now) = check_table(archive, &m, &m.view(), true)?;
     if fresh == Freshness::Matching && now != m.header.stamp {
         let header = TableHeader {
             stamp: now,
@@ -567,7 +663,7 @@ pub fn restamp(archive: &Path) -> Result<Freshness> {
 /// Check the table of `archive` fully (for verify); the freshness or the stale error.
 pub fn check_fully(archive: &Path) -> Result<Freshness> {
     let m = map_table(archive)?;
-    check_table(archive, &m.table, &m.header, &m.view(), true).map(|r| r.0)
+    check_table(archive, &m, &m.view(), true).map(|r| r.0)
 }
 
 /// What a command that changed an archive did with its record table.

@@ -50,6 +50,9 @@ pub struct Info {
 /// The written part of chunk `id` for the checks: the unfull write position, or
 /// the file's length.
 fn written_part(r: &Records, id: u32) -> Result<u64> {
+    if let Some(len) = r.chunks().remote_len(id) {
+        return len;
+    }
     let path = r.chunks().names().path(id);
     let md = std::fs::metadata(&path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {

@@ -1,0 +1,167 @@
+//! What remote reads cost: requests and bytes per kind of object, counted for the
+//! whole process (`--stats` prints them at the end of a command; tests assert on
+//! them).
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The kinds of objects of an archive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Sidecar = 0,
+    Index = 1,
+    Shards = 2,
+    Records = 3,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::Sidecar, Kind::Index, Kind::Shards, Kind::Records];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Sidecar => "sidecar",
+            Kind::Index => "index",
+            Kind::Shards => "shards",
+            Kind::Records => "records",
+        }
+    }
+}
+
+struct Counters {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    retries: AtomicU64,
+}
+
+impl Counters {
+    const fn new() -> Counters {
+        Counters {
+            requests: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+        }
+    }
+}
+
+static COUNTERS: [Counters; 4] = [
+    Counters::new(),
+    Counters::new(),
+    Counters::new(),
+    Counters::new(),
+];
+
+/// One request sent (every attempt counts, retries included).
+pub(crate) fn request(kind: Kind) {
+    COUNTERS[kind as usize]
+        .requests
+        .fetch_add(1, Ordering::Relaxed);
+}
+
+/// `n` bytes of response bodies received.
+pub(crate) fn bytes(kind: Kind, n: u64) {
+    COUNTERS[kind as usize]
+        .bytes
+        .fetch_add(n, Ordering::Relaxed);
+}
+
+/// An attempt failed and is repeated.
+pub(crate) fn retry(kind: Kind) {
+    COUNTERS[kind as usize]
+        .retries
+        .fetch_add(1, Ordering::Relaxed);
+}
+
+/// Requests, bytes and retries of one kind of object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KindStats {
+    pub requests: u64,
+    pub bytes: u64,
+    pub retries: u64,
+}
+
+/// A snapshot of the counters of this process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    pub sidecar: KindStats,
+    pub index: KindStats,
+    pub shards: KindStats,
+    pub records: KindStats,
+}
+
+impl Stats {
+    pub fn get(&self, kind: Kind) -> KindStats {
+        match kind {
+            Kind::Sidecar => self.sidecar,
+            Kind::Index => self.index,
+            Kind::Shards => self.shards,
+            Kind::Records => self.records,
+        }
+    }
+
+    /// Requests of all kinds.
+    pub fn requests(&self) -> u64 {
+        Kind::ALL.iter().map(|&k| self.get(k).requests).sum()
+    }
+
+    /// Bytes of all kinds.
+    pub fn bytes(&self) -> u64 {
+        Kind::ALL.iter().map(|&k| self.get(k).bytes).sum()
+    }
+
+    /// The counts since `earlier`.
+    pub fn since(&self, earlier: &Stats) -> Stats {
+        let d = |a: KindStats, b: KindStats| KindStats {
+            requests: a.requests - b.requests,
+            bytes: a.bytes - b.bytes,
+            retries: a.retries - b.retries,
+        };
+        Stats {
+            sidecar: d(self.sidecar, earlier.sidecar),
+            index: d(self.index, earlier.index),
+            shards: d(self.shards, earlier.shards),
+            records: d(self.records, earlier.records),
+        }
+    }
+}
+
+/// The counters of this process so far.
+pub fn snapshot() -> Stats {
+    let g = |k: Kind| {
+        let c = &COUNTERS[k as usize];
+        KindStats {
+            requests: c.requests.load(Ordering::Relaxed),
+            bytes: c.bytes.load(Ordering::Relaxed),
+            retries: c.retries.load(Ordering::Relaxed),
+        }
+    };
+    Stats {
+        sidecar: g(Kind::Sidecar),
+        index: g(Kind::Index),
+        shards: g(Kind::Shards),
+        records: g(Kind::Records),
+    }
+}
+
+impl fmt::Display for Stats {
+    /// One line per kind, then the total: `remote index: 2 requests, 65536 bytes,
+    /// 0 retries`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for k in Kind::ALL {
+            let s = self.get(k);
+            writeln!(
+                f,
+                "remote {}: {} requests, {} bytes, {} retries",
+                k.name(),
+                s.requests,
+                s.bytes,
+                s.retries
+            )?;
+        }
+        write!(
+            f,
+            "remote total: {} requests, {} bytes",
+            self.requests(),
+            self.bytes()
+        )
+    }
+}
