@@ -40,6 +40,7 @@ pub mod to_ncdu_json;
 pub mod to_tar;
 pub mod to_zip;
 pub mod verify;
+pub mod wrap;
 
 /// Exit status for "done, but something failed along the way".
 pub const FAILURE: u8 = 1;

@@ -167,11 +167,17 @@ pub struct Analysis {
     /// Bytes and shards after a full defragmentation.
     pub full_after_bytes: u64,
     pub full_after_shards: u64,
+    /// Shards that are symbolic links (an archive merged with `--symlink`, or
+    /// wrapped around a tar or zip): defragmentation refuses to write through them.
+    pub linked_shards: u64,
 }
 
 impl Analysis {
-    /// Bytes a full defragmentation frees.
+    /// Bytes a full defragmentation frees (none when it refuses to run).
     pub fn full_freeable(&self) -> u64 {
+        if self.linked_shards > 0 {
+            return 0;
+        }
         self.summary
             .physical_bytes
             .saturating_sub(self.full_after_bytes)
@@ -363,6 +369,7 @@ pub fn analyze(path: &Path) -> Result<Analysis> {
         hole_sizes,
         full_after_bytes: ends.iter().take(kept as usize).sum(),
         full_after_shards: kept.min(shards.len() as u64),
+        linked_shards: shards.iter().filter(|s| s.2).count() as u64,
     })
 }
 
@@ -905,11 +912,21 @@ pub fn write_analysis(a: &Analysis, out: &mut dyn std::io::Write) -> std::io::Re
         "Utilization:         {:.1}%",
         utilization(s.live_bytes, s.physical_bytes) * 100.0
     )?;
-    writeln!(
-        out,
-        "Shards:              {} now, {} after a full defrag",
-        s.shards, a.full_after_shards
-    )?;
+    if a.linked_shards > 0 {
+        writeln!(
+            out,
+            "Shards:              {} now, {} of them links to files of others (a tar or zip \
+             wrapped with --wrap, or archives merged with --symlink): defrag does not write \
+             through them",
+            s.shards, a.linked_shards
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Shards:              {} now, {} after a full defrag",
+            s.shards, a.full_after_shards
+        )?;
+    }
     let h = &a.hole_sizes;
     if !h.is_empty() {
         let n = h.len();
