@@ -138,7 +138,11 @@ fn stdin_file() -> Option<(File, u64)> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    const PROG: &str = "barecat-from-tar";
+    run_as("barecat-from-tar", args)
+}
+
+/// [`run`], naming the command `prog` in messages.
+pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let stdin = args.input.as_os_str() == "-";
     if args.wrap {
         super::wrap::refuse_options(&[
@@ -153,7 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         opts.symlinks = args.symlinks.into();
         args.duplicates.apply(&mut opts);
         return super::wrap::run(
-            PROG,
+            prog,
             &args.input,
             &args.archive,
             args.mode.force,
@@ -201,7 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let c = count.clone();
         move || c.load(Ordering::Relaxed)
     };
-    let mut reporter = Reporter::new(PROG, quiet, &progress);
+    let mut reporter = Reporter::new(prog, quiet, &progress);
     reporter.position = Some(&position);
     if args.mode.resume {
         w.trim_garbage().map_err(plain)?;

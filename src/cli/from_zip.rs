@@ -81,7 +81,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    const PROG: &str = "barecat-from-zip";
+    run_as("barecat-from-zip", args)
+}
+
+/// [`run`], naming the command `prog` in messages.
+pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     if args.wrap {
         super::wrap::refuse_options(&[
             (args.mode.append, "-a"),
@@ -96,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         opts.symlinks = args.symlinks.into();
         args.duplicates.apply(&mut opts);
         return super::wrap::run(
-            PROG,
+            prog,
             &args.input,
             &args.archive,
             args.mode.force,
@@ -118,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let quiet = args.quiet.quiet;
     let progress = Progress::new(!quiet, "converting", None);
-    let mut reporter = Reporter::new(PROG, quiet, &progress);
+    let mut reporter = Reporter::new(prog, quiet, &progress);
     if args.mode.resume {
         w.trim_garbage().map_err(plain)?;
     }

@@ -19,6 +19,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 pub mod cat;
 pub mod common;
+pub mod convert;
 pub mod create;
 pub mod defrag;
 pub mod docs;
@@ -118,6 +119,13 @@ pub fn commands() -> &'static [Command] {
             false,
             from_zip::Args,
             from_zip::run
+        ),
+        register!(
+            "convert",
+            "barecat-convert",
+            false,
+            convert::Args,
+            convert::run
         ),
         // Getting data out.
         register!(

@@ -44,6 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             force: true,
             workers: default_workers(),
             quiet: true,
+            root_dir: None,
         },
     )
 }

@@ -61,6 +61,9 @@ pub struct Args {
     /// Replace OUTPUT if it exists
     #[arg(short, long)]
     pub force: bool,
+    /// Put every member under the directory NAME/ in the tar
+    #[arg(long, value_name = "NAME")]
+    pub root_dir: Option<String>,
     #[command(flatten)]
     pub workers: Workers,
     #[command(flatten)]
@@ -68,6 +71,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    run_as("barecat-to-tar", args)
+}
+
+/// [`run`], naming the command `prog` in messages.
+pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let flag = [
         (args.gzip, Compression::Gzip),
         (args.zstd, Compression::Zstd),
@@ -97,7 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     run_export(
-        "barecat-to-tar",
+        prog,
         &Job {
             archive: &args.archive,
             output: &args.output,
@@ -109,6 +117,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             force: args.force,
             workers: args.workers.get(),
             quiet: args.quiet.quiet,
+            root_dir: args.root_dir,
         },
     )
 }
