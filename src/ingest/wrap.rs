@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use super::{decompress::Compression, Event, IngestOptions, Summary, ZipSource};
 use crate::error::{Error, IoContext, Result};
 use crate::layout::Layout;
-use crate::maint::inputs::{install, remove_stale_temps, same_file, temp_name};
+use crate::maint::inputs::{install, remove_stale_temps, temp_name};
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
 /// Tar names that say the tar is compressed (Python barecat's list, and zstd).
@@ -102,8 +102,19 @@ fn check_input(input: &Path, output: &Path) -> Result<(File, bool)> {
             ),
         ));
     }
+    // Replacing the output removes its index and its shards, but only the links
+    // among them, not what they point to (an old wrapped archive's shard 0 may
+    // well be a link to this very input).
     let out = Layout::current(output);
-    if same_file(input, out.index()) || same_file(input, &out.shard_path(0)) {
+    let is_input = |p: &Path| {
+        let named = std::path::absolute(input).ok() == std::path::absolute(p).ok();
+        let same = matches!(
+            (md_dev_ino(std::fs::metadata(input)), md_dev_ino(std::fs::symlink_metadata(p))),
+            (Ok(a), Ok(b)) if a == b
+        );
+        named || same
+    };
+    if is_input(out.index()) || is_input(&out.shard_path(0)) {
         return Err(Error::InvalidOperation(format!(
             "{}: the input is a part of the output archive {}",
             input.display(),
@@ -111,6 +122,11 @@ fn check_input(input: &Path, output: &Path) -> Result<(File, bool)> {
         )));
     }
     Ok((file, is_zip(input, &head)))
+}
+
+fn md_dev_ino(m: std::io::Result<std::fs::Metadata>) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    m.map(|m| (m.dev(), m.ino()))
 }
 
 /// Index the tar or zip file `input` in place as the archive `output`. Entries
