@@ -20,7 +20,18 @@ fn barecat() -> PathBuf {
 }
 
 /// Per file: (size, crc32c, permission bits, uid, gid, mtime_ns, content).
-type Described = BTreeMap<String, (u64, Option<u32>, Option<u32>, Option<u32>, Option<u32>, Option<i64>, Vec<u8>)>;
+type Described = BTreeMap<
+    String,
+    (
+        u64,
+        Option<u32>,
+        Option<u32>,
+        Option<u32>,
+        Option<u32>,
+        Option<i64>,
+        Vec<u8>,
+    ),
+>;
 
 /// Every file of an archive (ours or Python's) with its metadata and content.
 fn describe(archive: &Path) -> Described {
@@ -78,10 +89,7 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
         fs::write(full, data).unwrap();
     }
     fs::create_dir_all(root.join("src/empty_dir")).unwrap();
-    files
-        .into_iter()
-        .map(|(p, d)| (p.to_string(), d))
-        .collect()
+    files.into_iter().map(|(p, d)| (p.to_string(), d)).collect()
 }
 
 fn out_err(o: &std::process::Output) -> String {
@@ -103,7 +111,10 @@ fn wrap_indexes_a_tar_in_place_with_crcs_and_python_reads_it() {
     sh(d, "tar -cf t.tar src");
     let tar_before = fs::read(d.join("t.tar")).unwrap();
     let out = d.join("w.barecat");
-    let o = run(bin("barecat-from-tar"), [s(&"--wrap"), s(&d.join("t.tar")), s(&out)]);
+    let o = run(
+        bin("barecat-from-tar"),
+        [s(&"--wrap"), s(&d.join("t.tar")), s(&out)],
+    );
     assert!(o.status.success(), "{}", out_err(&o));
     // Shard 0 is a link to the tar, by its absolute path; nothing was copied.
     let shard = Layout::current(&out).shard_path(0);
@@ -119,7 +130,10 @@ fn wrap_indexes_a_tar_in_place_with_crcs_and_python_reads_it() {
     let v = run_ok(bin("barecat-verify"), [s(&out)]);
     assert!(v.contains("Verified 5 files"), "{v}");
     assert!(v.contains("Linked shards:"), "{v}");
-    assert!(v.contains("0 reclaimable"), "the tar's headers are not ours to free: {v}");
+    assert!(
+        v.contains("0 reclaimable"),
+        "the tar's headers are not ours to free: {v}"
+    );
     let dump = py_dump(&out);
     assert_eq!(dump["files"].as_object().unwrap().len(), 5);
     assert_eq!(fs::read(d.join("t.tar")).unwrap(), tar_before);
@@ -185,8 +199,14 @@ fn a_tar_changed_after_wrapping_is_caught_by_verify() {
     tree(d);
     sh(d, "tar -cf t.tar src");
     let out = d.join("w.barecat");
-    run_ok(bin("barecat-from-tar"), [s(&"-q"), s(&"--wrap"), s(&d.join("t.tar")), s(&out)]);
-    let fi = Archive::open(&out).unwrap().file_info("src/d/b.bin").unwrap();
+    run_ok(
+        bin("barecat-from-tar"),
+        [s(&"-q"), s(&"--wrap"), s(&d.join("t.tar")), s(&out)],
+    );
+    let fi = Archive::open(&out)
+        .unwrap()
+        .file_info("src/d/b.bin")
+        .unwrap();
     let mut tar = fs::read(d.join("t.tar")).unwrap();
     tar[fi.offset as usize + 1000] ^= 0x40;
     fs::write(d.join("t.tar"), &tar).unwrap();
@@ -217,7 +237,10 @@ fn wrap_refuses_compressed_input_with_pythons_messages() {
         "tar -czf t.tar.gz src && cp t.tar.gz gz-inside.tar && zip -qr deflated.zip src",
     );
     for (input, msg) in [
-        ("t.tar.gz", "--wrap only works with uncompressed .tar or .zip files"),
+        (
+            "t.tar.gz",
+            "--wrap only works with uncompressed .tar or .zip files",
+        ),
         (
             "gz-inside.tar",
             "Cannot wrap compressed file (gzip). Wrap only works with uncompressed .tar or \
@@ -250,7 +273,12 @@ fn wrap_refuses_compressed_input_with_pythons_messages() {
     // Standard input cannot be wrapped.
     let o = run(
         bin("barecat-convert"),
-        [s(&"--wrap"), s(&"--stdin"), s(&"tar"), s(&d.join("x.barecat"))],
+        [
+            s(&"--wrap"),
+            s(&"--stdin"),
+            s(&"tar"),
+            s(&d.join("x.barecat")),
+        ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", out_err(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--wrap cannot be used with --stdin"));
@@ -271,7 +299,10 @@ fn wrap_reports_sparse_files_and_hard_links_and_keeps_the_rest() {
     fs::hard_link(d.join("src/plain.txt"), d.join("src/link.txt")).unwrap();
     sh(d, "tar --sparse -cf t.tar src");
     let out = d.join("w.barecat");
-    let o = run(bin("barecat-from-tar"), [s(&"--wrap"), s(&d.join("t.tar")), s(&out)]);
+    let o = run(
+        bin("barecat-from-tar"),
+        [s(&"--wrap"), s(&d.join("t.tar")), s(&out)],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", out_err(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("src/sparse.bin: sparse file"), "{err}");
@@ -281,7 +312,10 @@ fn wrap_reports_sparse_files_and_hard_links_and_keeps_the_rest() {
     check(&out);
     // Without --wrap both are stored (a copy, the expanded content).
     let copy = d.join("c.barecat");
-    run_ok(bin("barecat-from-tar"), [s(&"-q"), s(&d.join("t.tar")), s(&copy)]);
+    run_ok(
+        bin("barecat-from-tar"),
+        [s(&"-q"), s(&d.join("t.tar")), s(&copy)],
+    );
     let c = contents(&copy);
     assert_eq!(c["src/sparse.bin"].len(), 1 << 20);
     assert_eq!(c["src/link.txt"], b"plain");
@@ -298,8 +332,16 @@ fn wrap_follows_the_duplicate_rules_of_from_tar() {
     fs::write(d.join("src/f"), b"second copy").unwrap();
     sh(d, "tar -rf t.tar src/f");
     let out = d.join("w.barecat");
-    let o = run(bin("barecat-from-tar"), [s(&"--wrap"), s(&d.join("t.tar")), s(&out)]);
-    assert_eq!(o.status.code(), Some(1), "a duplicate is reported: {}", out_err(&o));
+    let o = run(
+        bin("barecat-from-tar"),
+        [s(&"--wrap"), s(&d.join("t.tar")), s(&out)],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a duplicate is reported: {}",
+        out_err(&o)
+    );
     assert_eq!(contents(&out)["src/f"], b"second copy");
     for (which, content) in [("last", &b"second copy"[..]), ("first", &b"first"[..])] {
         let o = run(
@@ -329,19 +371,31 @@ fn no_writer_writes_through_a_wrapped_tar() {
     let tar = d.join("t.tar");
     let tar_bytes = fs::read(&tar).unwrap();
     let out = d.join("w.barecat");
-    run_ok(bin("barecat-from-tar"), [s(&"-q"), s(&"--wrap"), s(&tar), s(&out)]);
+    run_ok(
+        bin("barecat-from-tar"),
+        [s(&"-q"), s(&"--wrap"), s(&tar), s(&out)],
+    );
     let index_before = fs::read(&out).unwrap();
     fs::write(d.join("new.txt"), b"new").unwrap();
     let more = d.join("more.barecat");
-    run_ok(bin("barecat-create"), [s(&"-q"), s(&more), s(&d.join("new.txt"))]);
+    run_ok(
+        bin("barecat-create"),
+        [s(&"-q"), s(&more), s(&d.join("new.txt"))],
+    );
     let attempts: Vec<(&str, Vec<std::ffi::OsString>)> = vec![
-        ("barecat-create", vec![s(&"-a"), s(&out), s(&d.join("new.txt"))]),
+        (
+            "barecat-create",
+            vec![s(&"-a"), s(&out), s(&d.join("new.txt"))],
+        ),
         ("barecat-defrag", vec![s(&out)]),
         ("barecat-defrag", vec![s(&"--quick"), s(&out)]),
         ("barecat-merge", vec![s(&"-a"), s(&"-o"), s(&out), s(&more)]),
         ("barecat-repair", vec![s(&out)]),
         ("barecat-from-tar", vec![s(&"-a"), s(&tar), s(&out)]),
-        ("barecat", vec![s(&"reshard"), s(&"-s"), s(&"100K"), s(&out)]),
+        (
+            "barecat",
+            vec![s(&"reshard"), s(&"-s"), s(&"100K"), s(&out)],
+        ),
     ];
     for (prog, args) in attempts {
         let o = run(bin(prog), &args);
@@ -353,7 +407,11 @@ fn no_writer_writes_through_a_wrapped_tar() {
             "{prog}: {err}"
         );
         assert_eq!(fs::read(&tar).unwrap(), tar_bytes, "{prog} changed the tar");
-        assert_eq!(fs::read(&out).unwrap(), index_before, "{prog} changed the index");
+        assert_eq!(
+            fs::read(&out).unwrap(),
+            index_before,
+            "{prog} changed the index"
+        );
     }
     // Python barecat refuses on its own.
     let o = run(py_barecat(), [s(&"add"), s(&out), s(&d.join("new.txt"))]);
@@ -369,11 +427,14 @@ fn no_writer_writes_through_a_wrapped_tar() {
         },
     )
     .unwrap();
-    let fi = w.add_file("added.txt", Meta::default(), b"added", None).unwrap();
+    let fi = w
+        .add_file("added.txt", Meta::default(), b"added", None)
+        .unwrap();
     assert_eq!((fi.shard, fi.offset), (1, 0));
     w.commit().unwrap();
     w.trim_garbage().unwrap();
-    w.add_file("dropped.txt", Meta::default(), b"dropped", None).unwrap();
+    w.add_file("dropped.txt", Meta::default(), b"dropped", None)
+        .unwrap();
     w.rollback().unwrap();
     w.remove_file("src/ünï.txt").unwrap();
     w.finish().unwrap();
@@ -397,18 +458,27 @@ fn wrap_replaces_an_old_output_only_with_force_and_never_its_own_input() {
     sh(d, "tar -cf t.tar src");
     let tar = d.join("t.tar");
     let out = d.join("w.barecat");
-    run_ok(bin("barecat-from-tar"), [s(&"-q"), s(&"--wrap"), s(&tar), s(&out)]);
+    run_ok(
+        bin("barecat-from-tar"),
+        [s(&"-q"), s(&"--wrap"), s(&tar), s(&out)],
+    );
     let o = run(bin("barecat-from-tar"), [s(&"--wrap"), s(&tar), s(&out)]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("already exists"));
-    run_ok(bin("barecat-from-tar"), [s(&"-q"), s(&"-f"), s(&"--wrap"), s(&tar), s(&out)]);
+    run_ok(
+        bin("barecat-from-tar"),
+        [s(&"-q"), s(&"-f"), s(&"--wrap"), s(&tar), s(&out)],
+    );
     assert_eq!(contents(&out).len(), 5);
     // The input as the output's index or shard: refused, nothing removed.
     for (input, output) in [
         (tar.clone(), tar.clone()),
         (Layout::current(&out).shard_path(0), out.clone()),
     ] {
-        let o = run(bin("barecat-from-tar"), [s(&"-f"), s(&"--wrap"), s(&input), s(&output)]);
+        let o = run(
+            bin("barecat-from-tar"),
+            [s(&"-f"), s(&"--wrap"), s(&input), s(&output)],
+        );
         assert_eq!(o.status.code(), Some(1), "{}", out_err(&o));
         assert!(String::from_utf8_lossy(&o.stderr).contains("part of the output"));
     }
@@ -430,7 +500,11 @@ fn convert_tells_the_direction_from_the_names_with_pythons_messages() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for (a, b, msg) in [
-        ("x.tar", "y.zip", "Both input and output are tar/zip. One must be a barecat path."),
+        (
+            "x.tar",
+            "y.zip",
+            "Both input and output are tar/zip. One must be a barecat path.",
+        ),
         (
             "x.barecat",
             "y.barecat",
@@ -440,11 +514,20 @@ fn convert_tells_the_direction_from_the_names_with_pythons_messages() {
     ] {
         let o = run(barecat(), [s(&"convert"), s(&d.join(a)), s(&d.join(b))]);
         assert_eq!(o.status.code(), Some(2), "{}", out_err(&o));
-        assert!(String::from_utf8_lossy(&o.stderr).contains(msg), "{}", out_err(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(msg),
+            "{}",
+            out_err(&o)
+        );
     }
     let o = run(
         barecat(),
-        [s(&"convert"), s(&"--stdin"), s(&"tgz"), s(&d.join("y.barecat"))],
+        [
+            s(&"convert"),
+            s(&"--stdin"),
+            s(&"tgz"),
+            s(&d.join("y.barecat")),
+        ],
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr)
@@ -458,9 +541,20 @@ fn convert_round_trips_through_every_format_and_stdio() {
     let d = dir.path();
     let want = tree(d);
     let arch = d.join("a.barecat");
-    run_ok(bin("barecat-create"), [s(&"-q"), s(&"-C"), s(&d), s(&arch), s(&"src")]);
+    run_ok(
+        bin("barecat-create"),
+        [s(&"-q"), s(&"-C"), s(&d), s(&arch), s(&"src")],
+    );
     // Upper-case and short names work too (Python's writer fails on them: §15.19).
-    for name in ["o.tar", "o.TAR", "o.tgz", "o.tar.bz2", "o.txz", "o.tar.zst", "o.zip"] {
+    for name in [
+        "o.tar",
+        "o.TAR",
+        "o.tgz",
+        "o.tar.bz2",
+        "o.txz",
+        "o.tar.zst",
+        "o.zip",
+    ] {
         let o = d.join(name);
         run_ok(barecat(), [s(&"convert"), s(&"-q"), s(&arch), s(&o)]);
         let back = d.join(format!("{name}.barecat"));
@@ -470,13 +564,24 @@ fn convert_round_trips_through_every_format_and_stdio() {
         let again = run(barecat(), [s(&"convert"), s(&o), s(&back)]);
         assert_eq!(again.status.code(), Some(1));
         assert!(String::from_utf8_lossy(&again.stderr).contains("use -f"));
-        run_ok(barecat(), [s(&"convert"), s(&"-q"), s(&"-f"), s(&o), s(&back)]);
+        run_ok(
+            barecat(),
+            [s(&"convert"), s(&"-q"), s(&"-f"), s(&o), s(&back)],
+        );
     }
     // --stdout FORMAT | --stdin FORMAT, with --root-dir.
     for fmt in ["tar", "tar.gz", "tar.bz2", "tar.xz", "tar.zst"] {
         let o = run(
             barecat(),
-            [s(&"convert"), s(&"-q"), s(&"--stdout"), s(&"--root-dir"), s(&"R"), s(&arch), s(&fmt)],
+            [
+                s(&"convert"),
+                s(&"-q"),
+                s(&"--stdout"),
+                s(&"--root-dir"),
+                s(&"R"),
+                s(&arch),
+                s(&fmt),
+            ],
         );
         assert!(o.status.success(), "{fmt}: {}", out_err(&o));
         let back = d.join(format!("stdin-{fmt}.barecat"));
@@ -496,14 +601,20 @@ fn convert_makes_the_archives_python_barecat_makes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let want = tree(d);
-    sh(d, "tar -cf t.tar src && tar -czf t.tar.gz src && zip -qr z.zip src");
+    sh(
+        d,
+        "tar -cf t.tar src && tar -czf t.tar.gz src && zip -qr z.zip src",
+    );
     // tar/zip -> barecat: the same files and metadata; Python verifies ours.
     for input in ["t.tar", "t.tar.gz", "z.zip"] {
         let py = d.join(format!("{input}.py.barecat"));
         let rs = d.join(format!("{input}.rs.barecat"));
         let o = run(py_barecat(), [s(&"convert"), s(&d.join(input)), s(&py)]);
         assert!(o.status.success(), "python {input}: {}", out_err(&o));
-        run_ok(barecat(), [s(&"convert"), s(&"-q"), s(&d.join(input)), s(&rs)]);
+        run_ok(
+            barecat(),
+            [s(&"convert"), s(&"-q"), s(&d.join(input)), s(&rs)],
+        );
         assert_same(&contents(&rs), &want, input);
         let (ours, theirs) = (describe(&rs), describe(&py));
         if input.ends_with(".zip") {

@@ -35,6 +35,7 @@ pub mod merge_symlink;
 pub mod mount;
 pub mod records;
 pub mod repair;
+pub mod reshard;
 pub mod sidecar;
 pub mod to_archive;
 pub mod to_ncdu_json;
@@ -168,6 +169,13 @@ pub fn commands() -> &'static [Command] {
             merge_symlink::run
         ),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
+        register!(
+            "reshard",
+            "barecat-reshard",
+            false,
+            reshard::Args,
+            reshard::run
+        ),
         // Records by integer index.
         register!(
             "records",

@@ -117,14 +117,14 @@ impl DefragOptions {
 }
 
 /// Counts the steps of the work; see [`DefragOptions::step_delay`].
-struct Steps {
-    delay: Option<Duration>,
-    crash_after: Option<u64>,
-    done: std::cell::Cell<u64>,
+pub(crate) struct Steps {
+    pub(crate) delay: Option<Duration>,
+    pub(crate) crash_after: Option<u64>,
+    pub(crate) done: std::cell::Cell<u64>,
 }
 
 impl Steps {
-    fn step(&self) {
+    pub(crate) fn step(&self) {
         let n = self.done.get() + 1;
         self.done.set(n);
         if self.crash_after == Some(n) {
@@ -186,25 +186,25 @@ impl Analysis {
 
 /// The place of one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Ext {
-    rowid: i64,
-    shard: u64,
-    offset: u64,
-    size: u64,
+pub(crate) struct Ext {
+    pub(crate) rowid: i64,
+    pub(crate) shard: u64,
+    pub(crate) offset: u64,
+    pub(crate) size: u64,
 }
 
 impl Ext {
-    fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         self.offset + self.size
     }
-    fn at(&self) -> (u64, u64) {
+    pub(crate) fn at(&self) -> (u64, u64) {
         (self.shard, self.offset)
     }
 }
 
 /// Every file row in address order, with strict checks: a defragmentation only runs
 /// on a sound index.
-fn load_extents(i: &Index) -> Result<Vec<Ext>> {
+pub(crate) fn load_extents(i: &Index) -> Result<Vec<Ext>> {
     let p = i.path();
     let mut stmt = i
         .conn()
@@ -248,7 +248,7 @@ fn load_extents(i: &Index) -> Result<Vec<Ext>> {
 
 /// The shard files (contiguous from 0) and their lengths; every extent must lie
 /// inside its shard and no two non-empty files may overlap.
-fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBuf, u64, bool)>> {
+pub(crate) fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBuf, u64, bool)>> {
     let shards = layout.contiguous_shards()?;
     let mut out = Vec::with_capacity(shards.len());
     for s in &shards {
@@ -416,23 +416,14 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
                 .map_err(|e| Error::io(p, e))?,
         );
     }
-    let mut mover = Mover {
+    let mut mover = Mover::new(
         index,
         files,
-        paths: shards.iter().map(|s| s.0.clone()).collect(),
-        copier: Copier::new(),
-        runs: Vec::new(),
-        rows: Vec::new(),
-        touched: BTreeSet::new(),
-        first_src: Vec::new(),
-        batch_bytes: 0,
-        batch_started: Instant::now(),
-        steps: &steps,
-        tuning: opts.tuning,
+        shards.iter().map(|s| s.0.clone()).collect(),
+        &steps,
+        opts.tuning,
         progress,
-        moved_files: 0,
-        moved_bytes: 0,
-    };
+    );
     match opts.mode {
         DefragMode::Full => {
             progress.set_total(live);
@@ -516,7 +507,7 @@ struct Run {
 }
 
 /// Copies files, syncs and commits their new rows, batch by batch.
-struct Mover<'a> {
+pub(crate) struct Mover<'a> {
     index: &'a Index,
     files: Vec<File>,
     paths: Vec<PathBuf>,
@@ -539,7 +530,41 @@ struct Mover<'a> {
     moved_bytes: u64,
 }
 
-impl Mover<'_> {
+impl<'a> Mover<'a> {
+    /// A mover over the open shard `files` (indexed by shard number, with their
+    /// `paths`), committing through `index`.
+    pub(crate) fn new(
+        index: &'a Index,
+        files: Vec<File>,
+        paths: Vec<PathBuf>,
+        steps: &'a Steps,
+        tuning: Tuning,
+        progress: &'a Progress,
+    ) -> Mover<'a> {
+        Mover {
+            index,
+            files,
+            paths,
+            copier: Copier::new(),
+            runs: Vec::new(),
+            rows: Vec::new(),
+            touched: BTreeSet::new(),
+            first_src: Vec::new(),
+            batch_bytes: 0,
+            batch_started: Instant::now(),
+            steps,
+            tuning,
+            progress,
+            moved_files: 0,
+            moved_bytes: 0,
+        }
+    }
+
+    /// Files and bytes moved so far.
+    pub(crate) fn moved(&self) -> (u64, u64) {
+        (self.moved_files, self.moved_bytes)
+    }
+
     fn pause(&self) {
         self.steps.step();
     }
@@ -626,7 +651,7 @@ impl Mover<'_> {
     }
 
     /// Copy, sync and commit the open batch.
-    fn flush(&mut self) -> Result<()> {
+    pub(crate) fn flush(&mut self) -> Result<()> {
         self.copy_and_sync()?;
         self.commit_rows()?;
         self.first_src.clear();
@@ -669,7 +694,10 @@ impl Mover<'_> {
 
     // ------------------------------------------------------------------ full
 
-    fn full(&mut self, exts: &mut [Ext], targets: &[(u64, u64)]) -> Result<()> {
+    /// Move every file to its target, in address order. A target is never after
+    /// the file's place in the same shard's bytes that are still to be read: it
+    /// is at or before the file's own place, or in a shard that holds no file.
+    pub(crate) fn full(&mut self, exts: &mut [Ext], targets: &[(u64, u64)]) -> Result<()> {
         let mut i = 0;
         while i < exts.len() {
             let e = exts[i];
