@@ -36,11 +36,14 @@ pub mod mount;
 pub mod records;
 pub mod repair;
 pub mod reshard;
+pub mod rules;
 pub mod sidecar;
+pub mod subset;
 pub mod to_archive;
 pub mod to_ncdu_json;
 pub mod to_tar;
 pub mod to_zip;
+pub mod upgrade;
 pub mod verify;
 pub mod wrap;
 
@@ -168,6 +171,14 @@ pub fn commands() -> &'static [Command] {
             merge_symlink::Args,
             merge_symlink::run
         ),
+        register!("subset", "barecat-subset", false, subset::Args, subset::run),
+        register!(
+            "upgrade",
+            "barecat-upgrade",
+            false,
+            upgrade::Args,
+            upgrade::run
+        ),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
         register!(
             "reshard",
@@ -212,6 +223,13 @@ pub fn commands() -> &'static [Command] {
             true,
             from_tar::LegacyArgs,
             from_tar::run_legacy
+        ),
+        register!(
+            "upgrade-database",
+            "barecat-upgrade-database",
+            true,
+            upgrade::Args,
+            upgrade::run
         ),
     ];
     COMMANDS

@@ -37,6 +37,59 @@ pub struct Selection {
     pub files: Vec<FileInfo>,
 }
 
+/// Which members a filtered copy takes (`subset`, filtered merges): everything, the
+/// paths a glob matches (`--pattern`), or ordered include/exclude rules where the
+/// first rule that matches decides and paths matching none are taken (`-i`/`-x`):
+/// Python barecat's two ways of choosing (spec §12.4), on [`crate::glob`]'s
+/// matching.
+#[derive(Debug, Clone, Default)]
+pub enum MemberFilter {
+    #[default]
+    All,
+    Pattern(crate::glob::Glob),
+    Rules(crate::glob::Rules),
+}
+
+impl MemberFilter {
+    /// A `--pattern` glob, interpreted with `opts`; a trailing `/` stands for
+    /// `/**`.
+    pub fn pattern(pattern: &str, opts: GlobOptions) -> Result<MemberFilter> {
+        let pattern = match pattern.strip_suffix('/') {
+            Some(p) if !p.ends_with("**") => format!("{p}/**"),
+            _ => pattern.to_string(),
+        };
+        Ok(MemberFilter::Pattern(crate::glob::Glob::new(
+            &pattern, opts,
+        )?))
+    }
+
+    /// `-i`/`-x` rules in the order given: (include?, pattern).
+    pub fn rules(rules: &[(bool, String)]) -> Result<MemberFilter> {
+        let mut r = crate::glob::Rules::default();
+        for (include, pattern) in rules {
+            r.push(*include, pattern)?;
+        }
+        Ok(if r.is_empty() {
+            MemberFilter::All
+        } else {
+            MemberFilter::Rules(r)
+        })
+    }
+
+    pub fn is_all(&self) -> bool {
+        matches!(self, MemberFilter::All)
+    }
+
+    /// Is the member at `path` taken?
+    pub fn selects(&self, path: &str) -> bool {
+        match self {
+            MemberFilter::All => true,
+            MemberFilter::Pattern(g) => g.is_match(path),
+            MemberFilter::Rules(r) => r.selects(path),
+        }
+    }
+}
+
 /// One file row of a scan.
 #[derive(Debug)]
 pub enum Row {

@@ -664,13 +664,13 @@ impl<'a> Mover<'a> {
         self.rows.is_empty() && self.runs.is_empty()
     }
 
-    fn batch_due(&self) -> bool {
+    pub(crate) fn batch_due(&self) -> bool {
         self.batch_bytes >= self.tuning.batch_bytes
             || self.batch_started.elapsed() >= self.tuning.batch_time
     }
 
     /// Add the move of `exts[i]` to `to` to the open batch.
-    fn add_move(&mut self, e: &mut Ext, to: (u64, u64)) {
+    pub(crate) fn add_move(&mut self, e: &mut Ext, to: (u64, u64)) {
         self.copy(e.shard, e.offset, to.0, to.1, e.size);
         self.rows.push((e.rowid, to.0, to.1));
         if e.size > 0 && !self.first_src.iter().any(|(s, _)| *s == e.shard) {

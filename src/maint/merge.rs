@@ -25,6 +25,7 @@ use crate::archive::Archive;
 use crate::crc;
 use crate::entry::{FileInfo, Order};
 use crate::error::{Error, Result};
+use crate::export::select::MemberFilter;
 use crate::ingest::{self, Duplicates, Event, IngestOptions};
 use crate::layout::Layout;
 use crate::maint::inputs::{
@@ -167,6 +168,20 @@ pub fn merge(
     opts: &MergeOptions,
     progress: &Progress,
 ) -> Result<MergeReport> {
+    merge_filtered(output, inputs, opts, &MemberFilter::All, progress)
+}
+
+/// [`merge`] only the files of the (barecat) inputs that `filter` takes, and the
+/// directories that hold them or that it takes itself (`subset`, filtered merges).
+/// Directories keep their metadata (Python barecat's filtered merge leaves them
+/// bare). Only the selected files' bytes are read and written.
+pub fn merge_filtered(
+    output: &Path,
+    inputs: &[PathBuf],
+    opts: &MergeOptions,
+    filter: &MemberFilter,
+    progress: &Progress,
+) -> Result<MergeReport> {
     if inputs.is_empty() {
         return Err(Error::InvalidOperation("no input to merge".into()));
     }
@@ -176,6 +191,13 @@ pub fn merge(
         let kind = classify(p)?;
         sources.push(match kind {
             InputKind::Barecat => Source::Barecat(Box::new(open_barecat(p)?)),
+            _ if !filter.is_all() => {
+                return Err(Error::InvalidOperation(format!(
+                    "{}: patterns select files of barecat archives only, not of tar or zip \
+                     files",
+                    p.display()
+                )))
+            }
             _ => Source::Foreign,
         });
     }
@@ -282,8 +304,15 @@ pub fn merge(
             match s {
                 Source::Barecat(a) => {
                     let skip = position[k].map_or(&empty, |i| &plan.skip[i]);
-                    report.duplicates_skipped +=
-                        copy_archive(w, p, a, skip, duplicates != Duplicates::Error, progress)?;
+                    report.duplicates_skipped += copy_archive(
+                        w,
+                        p,
+                        a,
+                        skip,
+                        filter,
+                        duplicates != Duplicates::Error,
+                        progress,
+                    )?;
                     report.duplicates_skipped += w.take_replaced().len() as u64;
                 }
                 Source::Foreign => {
@@ -359,11 +388,13 @@ pub fn merge(
 /// Duplicates among barecat inputs are planned before anything is written (`skip`);
 /// a path that an earlier tar or zip input added is found only here: skipped with
 /// `ignore_duplicates` (counted in the returned number), an error otherwise.
+#[allow(clippy::too_many_arguments)]
 fn copy_archive(
     w: &mut ArchiveWriter,
     input: &Path,
     src: &Archive,
     skip: &HashSet<String>,
+    filter: &MemberFilter,
     ignore_duplicates: bool,
     progress: &Progress,
 ) -> Result<u64> {
@@ -372,17 +403,20 @@ fn copy_archive(
         ignore: ignore_duplicates,
         skipped: 0,
     };
-    for d in src.dirs("")? {
-        if d.path.is_empty() || w.index().is_dir(&d.path)? {
-            continue;
+    let dirs = src.dirs("")?;
+    if filter.is_all() {
+        for d in &dirs {
+            if d.path.is_empty() || w.index().is_dir(&d.path)? {
+                continue;
+            }
+            w.add_dir(&d.path, d.meta)?;
         }
-        w.add_dir(&d.path, d.meta)?;
     }
     let mut run = Run::default();
     let mut buf = Vec::new();
     for fi in src.files(Order::Address, "") {
         let fi = fi?;
-        if skip.contains(&fi.path) {
+        if skip.contains(&fi.path) || !filter.selects(&fi.path) {
             continue;
         }
         if !run.extend(&fi) {
@@ -391,6 +425,15 @@ fn copy_archive(
         }
     }
     run.copy(w, src, &mut buf, &mut dups, progress)?;
+    if !filter.is_all() {
+        // The directories of the selected files (created above as their ancestors)
+        // get their metadata; so do those the filter takes (empty ones included).
+        for d in &dirs {
+            if !d.path.is_empty() && (w.index().is_dir(&d.path)? || filter.selects(&d.path)) {
+                w.add_dir(&d.path, d.meta)?;
+            }
+        }
+    }
     Ok(dups.skipped)
 }
 

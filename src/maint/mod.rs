@@ -14,6 +14,7 @@ pub mod merge_symlink;
 pub mod ncdu;
 pub mod reshard;
 pub mod space;
+pub mod upgrade;
 pub mod verify;
 
 mod copy;

@@ -159,6 +159,15 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
             big.size
         )));
     }
+    // Shards after the last used one hold nothing (an interrupted run leaves
+    // them): removed first, from the top.
+    let last_used = exts.iter().map(|e| e.shard).max();
+    for sh in layout.contiguous_shards()?.iter().rev() {
+        if last_used.is_some_and(|l| sh.number <= l) || sh.number == 0 {
+            break;
+        }
+        std::fs::remove_file(&sh.path).at(&sh.path)?;
+    }
     let shards = check_extents(&layout, &exts)?;
     report.files = exts.len() as u64;
     report.bytes = exts.iter().map(|e| e.size).sum();
@@ -166,14 +175,32 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
     report.physical_before = shards.iter().map(|s| s.1).sum();
     let targets = pack(&exts, limit);
     let ndest = targets.last().map_or(1, |t| t.0 + 1) as usize;
-    // A destination shard is written in place unless one of its files would move
-    // later than where it is; such a shard is written as a new shard file.
-    let mut fresh = vec![false; ndest];
+    // Which destination shards get bytes written into them, and whether one of
+    // them cannot be written in place: a file would move later than where it is
+    // (a smaller limit), the shard file has another name too (a hard link left by
+    // an interrupted run), or it does not exist yet.
+    let mut writes = vec![false; ndest];
+    let mut later = false;
     for (e, t) in exts.iter().zip(&targets) {
-        if *t > e.at() {
-            fresh[t.0 as usize] = true;
+        if *t != e.at() && e.size > 0 {
+            writes[t.0 as usize] = true;
         }
+        later |= *t > e.at();
     }
+    let shared = |d: usize| {
+        shards.get(d).is_none_or(|sh| {
+            std::fs::metadata(&sh.0).is_ok_and(|m| std::os::unix::fs::MetadataExt::nlink(&m) > 1)
+        })
+    };
+    let must_fresh = later || (0..ndest).any(|d| writes[d] && shared(d));
+    // Without new shards, every destination is written in place, the files moving
+    // only to earlier places (the defragmenter's pass). With them, every
+    // destination that gets bytes becomes a new shard, except shard 0 when it can be
+    // compacted in place: its files come first, so its new places never cover the
+    // bytes of a file of another destination.
+    let fresh: Vec<bool> = (0..ndest)
+        .map(|d| must_fresh && writes[d] && (d > 0 || shared(0)))
+        .collect();
     let mut physical: Vec<u64> = Vec::with_capacity(ndest);
     let mut next = shards.len() as u64;
     for (d, is_fresh) in fresh.iter().enumerate() {
@@ -225,7 +252,28 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
             .sum(),
     );
     let mut mover = Mover::new(index, files, paths, &steps, opts.tuning, progress);
-    mover.full(&mut exts, &places)?;
+    // 1. In place, in address order (a file only ever moves to an earlier place).
+    let in_place: Vec<(u64, u64)> = exts
+        .iter()
+        .zip(&targets)
+        .zip(&places)
+        .map(|((e, t), p)| if fresh[t.0 as usize] { e.at() } else { *p })
+        .collect();
+    mover.full(&mut exts, &in_place)?;
+    mover.flush()?;
+    // 2. Into the new shards, from the last file back: at every commit the files
+    // already moved are the last ones in address order, so that the order of the
+    // files (which decides the packing) is the same after a kill, and running the
+    // command again gives the same result.
+    for i in (0..exts.len()).rev() {
+        if fresh[targets[i].0 as usize] {
+            let to = places[i];
+            mover.add_move(&mut exts[i], to);
+            if mover.batch_due() {
+                mover.flush()?;
+            }
+        }
+    }
     mover.flush()?;
     (report.moved_files, report.moved_bytes) = mover.moved();
     drop(mover);
