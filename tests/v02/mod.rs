@@ -185,6 +185,7 @@ pub fn make(
     c.execute_batch("UPDATE config SET value_int = 1 WHERE key = 'use_triggers'")
         .unwrap();
     let mut shard = Vec::new();
+    c.execute_batch("BEGIN").unwrap();
     for (p, data) in files {
         let mut dir = String::new();
         for part in p.split('/').collect::<Vec<_>>().split_last().unwrap().1 {
@@ -211,6 +212,7 @@ pub fn make(
         .unwrap();
         shard.extend_from_slice(data);
     }
+    c.execute_batch("COMMIT").unwrap();
     fs::write(format!("{}-shard-00000", path.display()), &shard).unwrap();
     let mut out = files.clone();
     if let Some((from, to)) = rename {
