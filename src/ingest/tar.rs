@@ -142,7 +142,9 @@ pub(crate) fn run_in_place(
                 threshold: opts.stream_threshold(),
                 in_place: true,
             };
-            let tar = TarReader::new_seekable(io::BufReader::with_capacity(64 << 10, headers));
+            // A small buffer: every seek over member data drops it, and what it holds beyond
+            // the header would be read twice.
+            let tar = TarReader::new_seekable(io::BufReader::with_capacity(2048, headers));
             p.parse_tar(tar, Compression::None);
         },
         || {

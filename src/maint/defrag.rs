@@ -583,6 +583,20 @@ impl<'a> Mover<'a> {
                 r.len += len;
                 return;
             }
+            // Files taken from the end backwards into another shard (reshard): the
+            // run grows at its front. (Not within one shard, where the joined
+            // ranges could overlap.)
+            if r.src_shard == src_shard
+                && r.dst_shard == dst_shard
+                && src_shard != dst_shard
+                && src_off + len == r.src_off
+                && dst_off + len == r.dst_off
+            {
+                r.src_off = src_off;
+                r.dst_off = dst_off;
+                r.len += len;
+                return;
+            }
         }
         self.runs.push(Run {
             src_shard,
