@@ -9,6 +9,8 @@ usage: py_ops.py OP ARGS...
   get-cython ARCH PATHS        barecat-cython 0.0.2: BarecatMmapCython(ARCH).read(path)
   open-loose TREE PATHS        open(TREE/path, 'rb').read()
   many-ours ARCH PATHS THREADS barecat_rs: bc.read_many(paths, threads=THREADS)
+  gather-ours ARCH INDICES     barecat_rs: Records(ARCH).gather(indices) over the
+                               archive's record table (memoryviews, no copy)
   write-ours OUT N             barecat_rs: bc[path] = data for N small files
   write-python OUT N           Python barecat 0.3.1: the same
   import-ours                  import barecat_rs
@@ -72,6 +74,16 @@ def main():
             def get(p, root=target + "/"):
                 with open(root + p, "rb") as f:
                     return f.read()
+        elif op == "gather-ours":
+            import barecat_rs
+
+            r = barecat_rs.Records(target)
+            indices = [int(x) for x in paths]
+            t = time.perf_counter()
+            for v in r.gather(indices):
+                acc = zlib.adler32(v, acc)
+            elapsed = time.perf_counter() - t
+            get = None
         elif op == "many-ours":
             import barecat_rs
 

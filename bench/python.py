@@ -14,6 +14,8 @@ Targets (issue 17):
     `bc[path]`, faster than barecat-cython, and at least 1.5x `open().read()` of the
     same loose files from page cache;
   * `read_many` with 2 threads at least 1.7x its one-thread rate;
+  * `Records.gather` of the 20k files by integer index (the archive's record table,
+    path order) at least 20x Python barecat's `bc[path]` loop over the same files;
   * 100k small writes through `bc[path] = data` at least 5x Python barecat;
   * `import barecat_rs` under 50 ms.
 """
@@ -57,6 +59,19 @@ stored = WORK / f"python-paths-{a.scale:g}.txt"
 loose = WORK / f"python-loose-{a.scale:g}.txt"
 stored.write_text("".join(f"tiny/{p}\n" for p in rel))
 loose.write_text("".join(f"{p}\n" for p in rel))
+# Record i of the archive's record table (path order) is the i-th path in sorted
+# order: the indices of the same 20k files.
+all_paths = sorted(f"part_{i % 10:02d}/class_{(i // 10) % 100:03d}/item_{i:07d}.txt"
+                   for i in range(count))
+rank = {p: k for k, p in enumerate(all_paths)}
+del all_paths
+indices = WORK / f"python-indices-{a.scale:g}.txt"
+indices.write_text("".join(f"{rank[p]}\n" for p in rel))
+del rank
+table = Path(f"{arch}-records")
+if not table.exists():
+    subprocess.run([str(Path(__file__).resolve().parents[1] / "target/release/barecat-records"),
+                    "build", "-q", str(arch)], check=True)
 
 # barecat-cython opens the legacy layout (index at ARCH-sqlite-index): a directory of
 # links gives it one without touching the archive.
@@ -83,6 +98,8 @@ cases = [
          warm=warm_arch),
     Case("barecat_rs read_many, 2 threads", op("many-ours", arch, stored, 2), inner=True,
          warm=warm_arch),
+    Case("barecat_rs Records.gather", op("gather-ours", arch, indices), inner=True,
+         warm=warm_arch + [table]),
 ]
 targets = [
     ("random reads by path: at least 5x Python barecat", ours, "python barecat bc[path]", 5.0,
@@ -93,6 +110,8 @@ targets = [
      "ge_speedup"),
     ("read_many: 2 threads at least 1.7x one", "barecat_rs read_many, 2 threads",
      "barecat_rs read_many, 1 thread", 1.7, "ge_speedup"),
+    ("Records.gather at least 20x Python barecat bc[path]", "barecat_rs Records.gather",
+     "python barecat bc[path]", 20.0, "ge_speedup"),
 ]
 extra = ""
 if has("barecat_cython"):

@@ -272,6 +272,49 @@ impl Rules {
     }
 }
 
+/// A selection of member paths as Python barecat's extract, merge and subset take
+/// it: one `--pattern` glob, or `-i/-x` rules in command-line order (first match
+/// wins).
+#[derive(Debug, Clone)]
+pub enum PathFilter {
+    /// `--pattern GLOB`: a trailing `/` stands for `/**`; recursive iff it holds `**`.
+    Pattern(Glob),
+    /// `-i/-x` rules ([`Rules`]).
+    Rules(Rules),
+}
+
+impl PathFilter {
+    /// `--pattern GLOB`, with hidden names matched or not.
+    pub fn pattern(pattern: &str, include_hidden: bool) -> Result<PathFilter> {
+        let pattern = match pattern.strip_suffix('/') {
+            Some(p) if !p.ends_with("**") => format!("{p}/**"),
+            _ => pattern.to_string(),
+        };
+        let opts = GlobOptions {
+            recursive: pattern.contains("**"),
+            include_hidden,
+        };
+        Ok(PathFilter::Pattern(Glob::new(&pattern, opts)?))
+    }
+
+    /// Include (`true`) and exclude (`false`) rules, in the order given.
+    pub fn rules<S: AsRef<str>>(rules: &[(bool, S)]) -> Result<PathFilter> {
+        let mut r = Rules::default();
+        for (include, pattern) in rules {
+            r.push(*include, pattern.as_ref())?;
+        }
+        Ok(PathFilter::Rules(r))
+    }
+
+    /// Is `path` (a normalized member path) selected?
+    pub fn selects(&self, path: &str) -> bool {
+        match self {
+            PathFilter::Pattern(g) => g.is_match(path),
+            PathFilter::Rules(r) => r.selects(path),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,7 +39,7 @@ use crate::entry::{Entry, FileInfo, Meta};
 use crate::error::{Error, IoContext, Result, SqlContext};
 use crate::index::Index;
 use crate::layout::Layout;
-use crate::path as mpath;
+use crate::path::{self as mpath, printable};
 use crate::shard::{self, ShardAppender};
 
 /// How a writer treats an archive that exists, or does not.
@@ -112,6 +112,19 @@ struct Delta {
     files: i64,
     subdirs: i64,
     bytes: i64,
+    /// Changes to the subtree totals only (a whole subdirectory removed): applied to
+    /// the directory and its ancestors, not to its direct `num_files`.
+    tree_files: i64,
+    tree_bytes: i64,
+}
+
+/// What [`ArchiveWriter::delete_tree`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Removed {
+    pub files: u64,
+    pub bytes: u64,
+    /// Directories, the removed one included.
+    pub dirs: u64,
 }
 
 #[derive(Debug, Default)]
@@ -457,11 +470,12 @@ impl ArchiveWriter {
         // Direct counters, and subtree totals for each directory and its ancestors.
         let mut tree: HashMap<&str, (i64, i64)> = HashMap::new();
         for (dir, d) in &batch.deltas {
-            if d.files != 0 || d.bytes != 0 {
+            let (files, bytes) = (d.files + d.tree_files, d.bytes + d.tree_bytes);
+            if files != 0 || bytes != 0 {
                 for a in std::iter::once(dir.as_str()).chain(mpath::ancestors(dir)) {
                     let t = tree.entry(a).or_default();
-                    t.0 += d.files;
-                    t.1 += d.bytes;
+                    t.0 += files;
+                    t.1 += bytes;
                 }
             }
         }
@@ -1027,7 +1041,7 @@ impl ArchiveWriter {
         if n == 0 {
             return Err(Error::NotFound(path));
         }
-        self.maybe_commit()
+        Ok(())
     }
 
     /// Set the metadata of the row of `table` (`files` or `dirs`) at `path`;
@@ -1528,7 +1542,52 @@ impl ArchiveWriter {
     /// the new path are created. An existing target is an error unless `overwrite`,
     /// which replaces a file by a file, or an empty directory by a directory.
     pub fn rename(&mut self, old: &str, new: &str, overwrite: bool) -> Result<()> {
+        self.rename_many(&[(old, new)], overwrite)?
+            .pop()
+            .expect("one result per rename")
+    }
+
+    /// Rename several files or directories in one transaction (see
+    /// [`rename`](Self::rename)): one result per pair, in order. A rename that fails
+    /// changes nothing (each runs under a savepoint); the others are committed. The
+    /// outer error is for a failure of the transaction itself.
+    pub fn rename_many(
+        &mut self,
+        pairs: &[(&str, &str)],
+        overwrite: bool,
+    ) -> Result<Vec<Result<()>>> {
         self.check_usable()?;
+        self.commit()?;
+        let p = self.layout.index().to_path_buf();
+        self.index.conn().execute_batch("BEGIN IMMEDIATE").at(&p)?;
+        let mut results = Vec::with_capacity(pairs.len());
+        for (old, new) in pairs {
+            let r = self.index.conn().execute_batch("SAVEPOINT rename").at(&p);
+            let r = r.and_then(|()| self.rename_in_transaction(old, new, overwrite));
+            let end = if r.is_ok() {
+                "RELEASE rename"
+            } else {
+                "ROLLBACK TO rename; RELEASE rename"
+            };
+            // Directories may have moved (or failed to): ask the index again.
+            self.dirs.known.clear();
+            self.dirs.known.insert(String::new());
+            self.dirs.complete = false;
+            if let Err(e) = self.index.conn().execute_batch(end).at(&p) {
+                let _ = self.index.conn().execute_batch("ROLLBACK");
+                return Err(e);
+            }
+            results.push(r);
+        }
+        if let Err(e) = self.index.conn().execute_batch("COMMIT").at(&p) {
+            let _ = self.index.conn().execute_batch("ROLLBACK");
+            return Err(e);
+        }
+        Ok(results)
+    }
+
+    /// One rename, inside an open transaction.
+    fn rename_in_transaction(&mut self, old: &str, new: &str, overwrite: bool) -> Result<()> {
         let old = mpath::normalize(old);
         let new = mpath::check_member(new)?;
         if old == new {
@@ -1552,73 +1611,224 @@ impl ArchiveWriter {
         }
         let missing = self.missing_ancestors(&new)?;
         let is_dir = entry.is_dir();
-        self.mutate(|i| {
-            let conn = i.conn();
-            let p = i.path();
-            match (i.is_file(&new)?, i.is_dir(&new)?) {
-                (true, _) if is_dir => return Err(Error::NotADirectory(new.clone())),
-                (true, _) if !overwrite => return Err(Error::FileExists(new.clone())),
-                (true, _) => {
-                    conn.execute("DELETE FROM files WHERE path = ?1", [&new])
-                        .at(p)?;
-                }
-                (_, true) if !is_dir => return Err(Error::IsADirectory(new.clone())),
-                (_, true) if !overwrite => {
-                    return Err(Error::InvalidOperation(format!(
-                        "{new}: directory already exists"
-                    )))
-                }
-                (_, true) => {
-                    let empty: bool = conn
-                        .query_row(
-                            "SELECT NOT EXISTS (SELECT 1 FROM files WHERE parent = ?1) \
-                             AND NOT EXISTS (SELECT 1 FROM dirs WHERE parent = ?1)",
-                            [&new],
-                            |r| r.get(0),
-                        )
-                        .at(p)?;
-                    if !empty {
-                        return Err(Error::DirectoryNotEmpty(new.clone()));
-                    }
-                    conn.execute("DELETE FROM dirs WHERE path = ?1", [&new])
-                        .at(p)?;
-                }
-                _ => {}
-            }
-            // Ancestors of the new path, top-down, with triggers on.
-            for dir in missing.iter().rev() {
-                conn.execute("INSERT INTO dirs (path) VALUES (?1)", [dir])
+        let i = &self.index;
+        let conn = i.conn();
+        let p = i.path();
+        match (i.is_file(&new)?, i.is_dir(&new)?) {
+            (true, _) if is_dir => return Err(Error::NotADirectory(new.clone())),
+            (true, _) if !overwrite => return Err(Error::FileExists(new.clone())),
+            (true, _) => {
+                conn.execute("DELETE FROM files WHERE path = ?1", [&new])
                     .at(p)?;
             }
-            conn.execute_batch("PRAGMA defer_foreign_keys = ON").at(p)?;
-            if !is_dir {
-                // move_file moves the counters between the parents.
-                conn.execute("UPDATE files SET path = ?2 WHERE path = ?1", [&old, &new])
+            (_, true) if !is_dir => return Err(Error::IsADirectory(new.clone())),
+            (_, true) if !overwrite => {
+                return Err(Error::InvalidOperation(format!(
+                    "{new}: directory already exists"
+                )))
+            }
+            (_, true) => {
+                let empty: bool = conn
+                    .query_row(
+                        "SELECT NOT EXISTS (SELECT 1 FROM files WHERE parent = ?1) \
+                         AND NOT EXISTS (SELECT 1 FROM dirs WHERE parent = ?1)",
+                        [&new],
+                        |r| r.get(0),
+                    )
                     .at(p)?;
-                return Ok(());
+                if !empty {
+                    return Err(Error::DirectoryNotEmpty(new.clone()));
+                }
+                conn.execute("DELETE FROM dirs WHERE path = ?1", [&new])
+                    .at(p)?;
             }
-            // move_subdir moves the directory's totals between the parents; the paths
-            // below it are rewritten with triggers off (their counters stay valid).
-            conn.execute("UPDATE dirs SET path = ?2 WHERE path = ?1", [&old, &new])
+            _ => {}
+        }
+        // Ancestors of the new path, top-down, with triggers on.
+        for dir in missing.iter().rev() {
+            conn.execute("INSERT INTO dirs (path) VALUES (?1)", [dir])
                 .at(p)?;
-            let (lo, hi) = mpath::subtree_range(&old).expect("not the root");
-            i.set_use_triggers(false)?;
-            for table in ["dirs", "files"] {
-                conn.execute(
-                    &format!(
-                        "UPDATE {table} SET path = ?3 || substr(path, ?4) \
-                         WHERE path >= ?1 AND path < ?2"
-                    ),
-                    params![lo, hi, new, old.chars().count() as i64 + 1],
-                )
+        }
+        conn.execute_batch("PRAGMA defer_foreign_keys = ON").at(p)?;
+        if !is_dir {
+            // move_file moves the counters between the parents.
+            conn.execute("UPDATE files SET path = ?2 WHERE path = ?1", [&old, &new])
                 .at(p)?;
-            }
-            i.set_use_triggers(true)?;
-            Ok(())
-        })?;
-        self.dirs.known.clear();
+            return Ok(());
+        }
+        // move_subdir moves the directory's totals between the parents; the paths
+        // below it are rewritten with triggers off (their counters stay valid).
+        conn.execute("UPDATE dirs SET path = ?2 WHERE path = ?1", [&old, &new])
+            .at(p)?;
+        let (lo, hi) = mpath::subtree_range(&old).expect("not the root");
+        i.set_use_triggers(false)?;
+        for table in ["dirs", "files"] {
+            conn.execute(
+                &format!(
+                    "UPDATE {table} SET path = ?3 || substr(path, ?4) \
+                     WHERE path >= ?1 AND path < ?2"
+                ),
+                params![lo, hi, new, old.chars().count() as i64 + 1],
+            )
+            .at(p)?;
+        }
+        i.set_use_triggers(true)?;
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ batched edits
+    //
+    // Deletions and metadata changes inside the open batch: they commit together
+    // with everything else in it (all or nothing), with the directory statistics
+    // kept by the batch's deltas, and cost a row write each, so that removing a
+    // hundred thousand files is one transaction. Directory metadata (mode, owner,
+    // mtime) is left as it is.
+
+    /// Delete the file at `path` in the open batch. Its bytes become a hole;
+    /// [`trim_garbage`](Self::trim_garbage) after the commit gives back the ones at
+    /// the end of the last shard.
+    pub fn delete_file(&mut self, path: &str) -> Result<FileInfo> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        let Some(fi) = self.index.file(&path)? else {
+            return Err(if self.index.is_dir(&path)? {
+                Error::IsADirectory(path)
+            } else {
+                Error::NotFound(path)
+            });
+        };
+        self.begin_batch()?;
+        let r = self
+            .index
+            .conn()
+            .prepare_cached("DELETE FROM files WHERE path = ?1")
+            .and_then(|mut st| st.execute([&path]))
+            .at(self.layout.index());
+        if let Err(e) = r {
+            return self.poison(e);
+        }
+        let d = self.delta(mpath::parent(&path).unwrap_or(""));
+        d.files -= 1;
+        d.bytes -= fi.size as i64;
+        Ok(fi)
+    }
+
+    /// Delete the directory at `path` and everything below it in the open batch.
+    /// The totals taken out of its ancestors are counted from the rows removed, not
+    /// read from the directory's own (possibly stale) statistics.
+    pub fn delete_tree(&mut self, path: &str) -> Result<Removed> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        if path.is_empty() {
+            return Err(Error::InvalidOperation(
+                "cannot remove the root directory".into(),
+            ));
+        }
+        if !self.index.is_dir(&path)? {
+            return Err(if self.index.is_file(&path)? {
+                Error::InvalidOperation(format!("{}: not a directory", printable(&path)))
+            } else {
+                Error::NotFound(path)
+            });
+        }
+        self.begin_batch()?;
+        let (lo, hi) = mpath::subtree_range(&path).expect("not the root");
+        let p = self.layout.index().to_path_buf();
+        let r = (|| -> rusqlite::Result<Removed> {
+            let conn = self.index.conn();
+            let (files, bytes): (i64, i64) = conn
+                .prepare_cached(
+                    "SELECT count(*), coalesce(sum(size), 0) FROM files \
+                     WHERE path >= ?1 AND path < ?2",
+                )?
+                .query_row([&lo, &hi], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            conn.prepare_cached("DELETE FROM files WHERE path >= ?1 AND path < ?2")?
+                .execute([&lo, &hi])?;
+            let dirs = conn
+                .prepare_cached("DELETE FROM dirs WHERE path >= ?1 AND path < ?2")?
+                .execute([&lo, &hi])?;
+            conn.prepare_cached("DELETE FROM dirs WHERE path = ?1")?
+                .execute([&path])?;
+            Ok(Removed {
+                files: files.max(0) as u64,
+                bytes: bytes.max(0) as u64,
+                dirs: dirs as u64 + 1,
+            })
+        })()
+        .at(&p);
+        let removed = match r {
+            Ok(r) => r,
+            Err(e) => return self.poison(e),
+        };
+        let d = self.delta(mpath::parent(&path).unwrap_or(""));
+        d.subdirs -= 1;
+        d.tree_files -= removed.files as i64;
+        d.tree_bytes -= removed.bytes as i64;
+        self.dirs.known.retain(|k| !mpath::is_within(k, &path));
+        self.dirs.complete = false;
+        Ok(removed)
+    }
+
+    /// Delete the empty directory at `path` in the open batch.
+    pub fn delete_empty_dir(&mut self, path: &str) -> Result<()> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        if path.is_empty() {
+            return Err(Error::InvalidOperation(
+                "cannot remove the root directory".into(),
+            ));
+        }
+        if !self.index.is_dir(&path)? {
+            return Err(if self.index.is_file(&path)? {
+                Error::InvalidOperation(format!("{}: not a directory", printable(&path)))
+            } else {
+                Error::NotFound(path)
+            });
+        }
+        let p = self.layout.index().to_path_buf();
+        let occupied: bool = self
+            .index
+            .conn()
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM files WHERE parent = ?1) \
+                 OR EXISTS (SELECT 1 FROM dirs WHERE parent = ?1)",
+            )
+            .and_then(|mut st| st.query_row([&path], |r| r.get(0)))
+            .at(&p)?;
+        if occupied {
+            return Err(Error::DirectoryNotEmpty(path));
+        }
+        self.begin_batch()?;
+        let r = self
+            .index
+            .conn()
+            .prepare_cached("DELETE FROM dirs WHERE path = ?1")
+            .and_then(|mut st| st.execute([&path]))
+            .at(&p);
+        if let Err(e) = r {
+            return self.poison(e);
+        }
+        self.delta(mpath::parent(&path).unwrap_or("")).subdirs -= 1;
+        self.dirs.known.remove(&path);
         self.dirs.complete = false;
         Ok(())
+    }
+
+    /// Set the metadata of the file or directory at `path` (a file first, as Python
+    /// barecat's `chmod`, `chown` and `update_mtime` look), in the open batch.
+    pub fn set_meta(&mut self, path: &str, meta: Meta) -> Result<()> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        self.begin_batch()?;
+        let p = self.layout.index().to_path_buf();
+        let mut n = self.update_meta("files", &path, &meta).at(&p)?;
+        if n == 0 {
+            n = self.update_meta("dirs", &path, &meta).at(&p)?;
+        }
+        if n == 0 {
+            return Err(Error::NotFound(path));
+        }
+        self.maybe_commit()
     }
 
     /// Set the shard size limit (see [`WriterOptions::shard_size_limit`]).

@@ -82,6 +82,18 @@ fn append_gather_in_request_order_with_duplicates() {
         for (k, &i) in big.iter().enumerate() {
             assert_eq!(b.get(k), &want[i as usize][..]);
         }
+        // Every record is a slice of one of the batch's few backings.
+        let backings = b.backings();
+        let maps = if c == Compress::None { m_count(&b) } else { 0 };
+        assert!(c != Compress::None || backings.len() == maps);
+        for (k, &i) in big.iter().enumerate() {
+            match b.location(k) {
+                Some((n, start, len)) => {
+                    assert_eq!(&backings[n][start..start + len], &want[i as usize][..])
+                }
+                None => assert!(want[i as usize].is_empty()),
+            }
+        }
         // Chunk rotation: 50 records per chunk, 8 KiB at most.
         let m = r.meta().unwrap();
         assert!(m.chunks.num >= 10, "{}", m.chunks.num);
@@ -92,6 +104,14 @@ fn append_gather_in_request_order_with_duplicates() {
         );
         assert!(r.gather(&[1, 900]).is_err());
     }
+}
+
+/// The number of distinct chunk maps a batch's zero-copy records point into.
+fn m_count(b: &barecat::records::Batch) -> usize {
+    (0..b.len())
+        .filter_map(|k| b.location(k).map(|l| l.0))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
 }
 
 #[test]

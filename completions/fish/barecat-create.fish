@@ -16,5 +16,6 @@ complete -c barecat-create -l strict -d 'Stop at the first entry that cannot be 
 complete -c barecat-create -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-create -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat-create -l overwrite -d 'Legacy: overwrite an existing archive (same as -f)'
+complete -c barecat-create -l physical-order -d 'Accepted for compatibility with Python barecat (which sorts the files by their place on disk first); no effect: many readers already run at once'
 complete -c barecat-create -s h -l help -d 'Print help'
 complete -c barecat-create -s V -l version -d 'Print version'

@@ -1,7 +1,7 @@
 complete -c barecat-subset -s o -l output -d 'The archive to create' -r -F
-complete -c barecat-subset -l pattern -d 'Take the files matching GLOB (a trailing \'/\' stands for \'/**\'; \'*\' does not cross \'/\', \'**\' matches any number of directories)' -r
-complete -c barecat-subset -s i -l include -d 'Take the paths matching PAT (repeatable; with -x, the first rule that matches a path decides, and paths matching none are taken)' -r
-complete -c barecat-subset -s x -l exclude -d 'Leave out the paths matching PAT (repeatable; see -i)' -r
+complete -c barecat-subset -l pattern -d 'Take the files matching GLOB (a trailing \'/\' stands for \'/**\'; \'*\' does not cross \'/\', \'**\' matches any number of directories; names starting with \'.\' are matched too)' -r
+complete -c barecat-subset -s i -l include -d 'Rule: take the files matching GLOB (rules are tried in command-line order; the first that matches decides, a file matching none is taken; repeatable)' -r
+complete -c barecat-subset -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
 complete -c barecat-subset -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
 complete -c barecat-subset -l crash-after-steps -d 'End abruptly after N steps of putting the output in place (for tests)' -r
 complete -c barecat-subset -s f -l force -d 'Replace the output if it exists'

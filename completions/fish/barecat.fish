@@ -29,10 +29,14 @@ complete -c barecat -n "__fish_barecat_needs_command" -l list -d 'List the comma
 complete -c barecat -n "__fish_barecat_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat -n "__fish_barecat_needs_command" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "create" -d 'Create an archive from files and directories, or from a list of paths on stdin'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "c" -d 'Create an archive from files and directories, or from a list of paths on stdin'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "add" -d 'Add files and directories to an existing archive (Python barecat\'s `add`)'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "a" -d 'Add files and directories to an existing archive (Python barecat\'s `add`)'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "from-tar" -d 'Convert a tar archive (or a tar stream on stdin) into a barecat archive'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "from-zip" -d 'Convert a zip file into a barecat archive'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "convert" -d 'Convert between a barecat archive and a tar or zip file'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "extract" -d 'Extract files and directories from an archive into a directory'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "x" -d 'Extract files and directories from an archive into a directory'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-zip" -d 'Write the contents of an archive as a zip file'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "to-tar" -d 'Write the contents of an archive as a tar file'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "cat" -d 'Write the content of stored files to standard output'
@@ -49,8 +53,14 @@ complete -c barecat -n "__fish_barecat_needs_command" -f -a "subset" -d 'Copy th
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "upgrade" -d 'Upgrade an archive\'s index to schema 0.3, in place'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "repair" -d 'Rebuild directory statistics and remove what an interrupted writer left behind'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "reshard" -d 'Repack an archive to a new shard size limit'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "rsync" -d 'Sync files between local paths and archives, like rsync'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "rm" -d 'Remove files and directories from an archive'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "mv" -d 'Move or rename files and directories inside an archive'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "chmod" -d 'Change the permission bits stored for files and directories'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "touch" -d 'Set the modification time of files and directories (or create empty files)'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "records" -d 'Integer-indexed record datasets, and record tables over barecat archives'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "sidecar" -d 'Build, check or remove the B-tree sidecar of an archive'
+complete -c barecat -n "__fish_barecat_needs_command" -f -a "completion-script" -d 'Print the shell completion script of barecat (or of one barecat-<command>)'
 complete -c barecat -n "__fish_barecat_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c barecat -n "__fish_barecat_using_subcommand create" -s T -l files-from -d 'Read the list of paths to add from FILE (\'-\' for stdin), one per line; repeatable' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand create" -s C -l directory -d 'Read the paths relative to DIR (ARCHIVE and -T lists are not affected)' -r -F
@@ -70,8 +80,66 @@ complete -c barecat -n "__fish_barecat_using_subcommand create" -l strict -d 'St
 complete -c barecat -n "__fish_barecat_using_subcommand create" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand create" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat -n "__fish_barecat_using_subcommand create" -l overwrite -d 'Legacy: overwrite an existing archive (same as -f)'
+complete -c barecat -n "__fish_barecat_using_subcommand create" -l physical-order -d 'Accepted for compatibility with Python barecat (which sorts the files by their place on disk first); no effect: many readers already run at once'
 complete -c barecat -n "__fish_barecat_using_subcommand create" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand create" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s T -l files-from -d 'Read the list of paths to add from FILE (\'-\' for stdin), one per line; repeatable' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s C -l directory -d 'Read the paths relative to DIR (ARCHIVE and -T lists are not affected)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s j -l workers -d 'Reader threads [default: 16, or the number of cores if larger]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l file -d 'Legacy: the archive to create (paths come from stdin)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s 0 -l null -d 'Paths in lists are terminated by NUL characters (find -print0)'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s f -l force -d 'Overwrite an existing archive (all its shards are removed first)'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s a -l append -d 'Add to an existing archive (created when missing)'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l resume -d 'Finish an interrupted run: keep what was committed, remove the bytes the interrupted writer left behind, and skip every path already in the archive'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l overwrite -d 'Legacy: overwrite an existing archive (same as -f)'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -l physical-order -d 'Accepted for compatibility with Python barecat (which sorts the files by their place on disk first); no effect: many readers already run at once'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand c" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s T -l files-from -d 'Read the list of paths to add from FILE (\'-\' for stdin), one per line; repeatable' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s C -l directory -d 'Read the paths relative to DIR (ARCHIVE and -T lists are not affected)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand add" -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand add" -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand add" -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand add" -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s j -l workers -d 'Reader threads [default: 16, or the number of cores if larger]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s 0 -l null -d 'Paths in lists are terminated by NUL characters (find -print0)'
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s c -l create -d 'Create the archive if it does not exist'
+complete -c barecat -n "__fish_barecat_using_subcommand add" -l resume -d 'Finish an interrupted run: remove the bytes the interrupted writer left behind and skip every path already in the archive'
+complete -c barecat -n "__fish_barecat_using_subcommand add" -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand add" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat -n "__fish_barecat_using_subcommand add" -l physical-order -d 'Accepted for compatibility with Python barecat; no effect (see barecat-create)'
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand add" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s T -l files-from -d 'Read the list of paths to add from FILE (\'-\' for stdin), one per line; repeatable' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s C -l directory -d 'Read the paths relative to DIR (ARCHIVE and -T lists are not affected)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s i -l include -d 'Only take paths matching GLOB, or lying below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand a" -l exclude -d 'Skip paths matching GLOB, and everything below a directory that matches (repeatable). A GLOB without \'/\' matches names at any depth' -r
+complete -c barecat -n "__fish_barecat_using_subcommand a" -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand a" -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand a" -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s j -l workers -d 'Reader threads [default: 16, or the number of cores if larger]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s 0 -l null -d 'Paths in lists are terminated by NUL characters (find -print0)'
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s c -l create -d 'Create the archive if it does not exist'
+complete -c barecat -n "__fish_barecat_using_subcommand a" -l resume -d 'Finish an interrupted run: remove the bytes the interrupted writer left behind and skip every path already in the archive'
+complete -c barecat -n "__fish_barecat_using_subcommand a" -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand a" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat -n "__fish_barecat_using_subcommand a" -l physical-order -d 'Accepted for compatibility with Python barecat; no effect (see barecat-create)'
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand a" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l symlinks -d 'What to do with symbolic links' -r -f -a "skip\t'Skip them and count them in the summary'
 error\t'Report each one (exit status 1)'"
 complete -c barecat -n "__fish_barecat_using_subcommand from-tar" -l duplicates -d 'Several members of one name (a tar appended to with tar -r): keep the last (what tar -x leaves), the first, or stop. Without this option the last is kept and each duplicate is reported as a problem (exit status 1)' -r -f -a "first\t'Keep the first copy; each later one is skipped, with a note'
@@ -125,6 +193,9 @@ complete -c barecat -n "__fish_barecat_using_subcommand convert" -s h -l help -d
 complete -c barecat -n "__fish_barecat_using_subcommand convert" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s C -l directory -d 'Extract into DIR (created if missing)' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -l strip-components -d 'Remove N leading components from every path; members with nothing left are skipped' -r
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -l pattern -d 'Only extract the files matching GLOB (Python glob semantics)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s i -l include -d 'Rule: extract the files matching GLOB (rules are tried in command-line order; the first that matches decides; repeatable)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand extract" -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s f -l overwrite -l force -d 'Replace existing files and symbolic links (never directories)'
@@ -132,6 +203,18 @@ complete -c barecat -n "__fish_barecat_using_subcommand extract" -s p -l same-pe
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand extract" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand x" -s C -l directory -d 'Extract into DIR (created if missing)' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand x" -l strip-components -d 'Remove N leading components from every path; members with nothing left are skipped' -r
+complete -c barecat -n "__fish_barecat_using_subcommand x" -l pattern -d 'Only extract the files matching GLOB (Python glob semantics)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand x" -s i -l include -d 'Rule: extract the files matching GLOB (rules are tried in command-line order; the first that matches decides; repeatable)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand x" -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand x" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand x" -l file -d 'The archive, in the legacy form `--file ARCH --target-directory DIR`' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand x" -s f -l overwrite -l force -d 'Replace existing files and symbolic links (never directories)'
+complete -c barecat -n "__fish_barecat_using_subcommand x" -s p -l same-permissions -d 'Also restore setuid, setgid and sticky bits'
+complete -c barecat -n "__fish_barecat_using_subcommand x" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand x" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand x" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -l deflate -d 'Compress entries with deflate, at LEVEL 1-9 [default level: 6]; entries that do not shrink are stored' -r
 complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -l root-dir -d 'Put every entry under the directory NAME/ in the zip' -r
 complete -c barecat -n "__fish_barecat_using_subcommand to-zip" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
@@ -150,6 +233,8 @@ complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s f -l force -d
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand to-tar" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand cat" -s T -l files-from -d 'Read more paths from FILE (\'-\' for stdin), one per line' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand cat" -s 0 -l null -d 'Paths in the list are terminated by NUL characters (find -print0)'
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s o -d 'FUSE mount options, comma-separated: allow_other, allow_root, ro, default_permissions, auto_unmount, noexec, …' -r
@@ -202,6 +287,10 @@ complete -c barecat -n "__fish_barecat_using_subcommand merge" -l duplicates -d 
 last\t'Keep the last copy, as tar -x leaves it; each replacement is noted'
 error\t'Stop at the first duplicate'"
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -l prefix -d 'Put every input\'s files below the directory PATH' -r
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -l pattern -d 'Only take the files matching GLOB (their path in the input)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s i -l include -d 'Rule: take the files matching GLOB (rules are tried in command-line order; the first that matches decides; repeatable)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -l crash-after-steps -d 'End abruptly after N steps of putting the output in place (for tests)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s f -l force -l overwrite -d 'Replace the output if it exists'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s a -l append -d 'Add to the output if it exists (files already in it win)'
@@ -209,19 +298,22 @@ complete -c barecat -n "__fish_barecat_using_subcommand merge" -l ignore-duplica
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -l symlink -d 'Link the inputs\' shards instead of copying (see barecat-merge-symlink)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat -n "__fish_barecat_using_subcommand merge" -l as-subdirs -d 'Put each input\'s files below a directory named after the input'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat -n "__fish_barecat_using_subcommand merge" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s o -l output -d 'The output archive' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -l prefix -d 'Put every input\'s files below the directory PATH' -r
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s f -l force -l overwrite -d 'Replace the output if it exists (its old links are removed)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -l ignore-duplicates -d 'Keep the first of several files with the same path instead of failing'
+complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -l as-subdirs -d 'Put each input\'s files below a directory named after the input (see barecat-merge)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand merge-symlink" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand subset" -s o -l output -d 'The archive to create' -r -F
-complete -c barecat -n "__fish_barecat_using_subcommand subset" -l pattern -d 'Take the files matching GLOB (a trailing \'/\' stands for \'/**\'; \'*\' does not cross \'/\', \'**\' matches any number of directories)' -r
-complete -c barecat -n "__fish_barecat_using_subcommand subset" -s i -l include -d 'Take the paths matching PAT (repeatable; with -x, the first rule that matches a path decides, and paths matching none are taken)' -r
-complete -c barecat -n "__fish_barecat_using_subcommand subset" -s x -l exclude -d 'Leave out the paths matching PAT (repeatable; see -i)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand subset" -l pattern -d 'Take the files matching GLOB (a trailing \'/\' stands for \'/**\'; \'*\' does not cross \'/\', \'**\' matches any number of directories; names starting with \'.\' are matched too)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand subset" -s i -l include -d 'Rule: take the files matching GLOB (rules are tried in command-line order; the first that matches decides, a file matching none is taken; repeatable)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand subset" -s x -l exclude -d 'Rule: leave out the files matching GLOB (see -i; repeatable)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand subset" -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
 complete -c barecat -n "__fish_barecat_using_subcommand subset" -l crash-after-steps -d 'End abruptly after N steps of putting the output in place (for tests)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand subset" -s f -l force -d 'Replace the output if it exists'
@@ -251,6 +343,56 @@ complete -c barecat -n "__fish_barecat_using_subcommand reshard" -l no-sidecar -
 complete -c barecat -n "__fish_barecat_using_subcommand reshard" -l small-steps -d 'Work in tiny steps (for tests)'
 complete -c barecat -n "__fish_barecat_using_subcommand reshard" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand reshard" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -l include -d 'Do not exclude names matching PATTERN (overrides --exclude; repeatable)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -l exclude -d 'Leave out names matching PATTERN (repeatable)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -s j -l workers -d 'Worker threads [default: the number of cores]' -r
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -s n -l dry-run -d 'Print what would be done, and change nothing'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -s v -l verbose -d 'Print a line for every file (and a summary on stderr)'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -l progress -d 'Show a progress bar (on stderr, when it is a terminal)'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -l delete -d 'Delete the files of DEST that no SOURCE has'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -s c -l checksum -d 'Compare files by CRC32C, not by size and modification time'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -s u -l update -d 'Keep files whose copy at DEST is as new or newer'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand rsync" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s T -l files-from -d 'Read more paths from FILE (\'-\' for stdin), one per line' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s r -l recursive -d 'Remove directories and everything below them'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s d -l dir -d 'Remove empty directories'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s f -l force -d 'Do not complain about paths that do not exist'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s 0 -l null -d 'Paths in the -T list are terminated by NUL characters'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s n -l dry-run -d 'Print what would be removed, and remove nothing'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s v -l verbose -d 'Print each path removed'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand rm" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand mv" -s T -l no-target-directory -d 'Treat DEST as the new name even when it is an existing directory'
+complete -c barecat -n "__fish_barecat_using_subcommand mv" -s f -l force -d 'Replace an existing file, or an empty directory, at the new path'
+complete -c barecat -n "__fish_barecat_using_subcommand mv" -s n -l dry-run -d 'Print what would be moved, and move nothing'
+complete -c barecat -n "__fish_barecat_using_subcommand mv" -s v -l verbose -d 'Print each move'
+complete -c barecat -n "__fish_barecat_using_subcommand mv" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand mv" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat -n "__fish_barecat_using_subcommand mv" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand mv" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand chmod" -s R -l recursive -d 'Also change everything below the directories named'
+complete -c barecat -n "__fish_barecat_using_subcommand chmod" -s n -l dry-run -d 'Print what would change, and change nothing'
+complete -c barecat -n "__fish_barecat_using_subcommand chmod" -s v -l verbose -d 'Print each change'
+complete -c barecat -n "__fish_barecat_using_subcommand chmod" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand chmod" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat -n "__fish_barecat_using_subcommand chmod" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand chmod" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -s d -l date -d 'Use DATE instead of now: @SECONDS[.FRACTION] since the epoch, or YYYY-MM-DD[ HH:MM[:SS[.FRACTION]]] in local time (\'T\' may separate them)' -r
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -s r -l reference -d 'Use the modification time of the local file FILE instead of now' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -s c -l no-create -d 'Do not create files for paths that do not exist'
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -s R -l recursive -d 'Also change everything below the directories named'
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -s n -l dry-run -d 'Print what would change, and change nothing'
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -s v -l verbose -d 'Print each change'
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand touch" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and not __fish_seen_subcommand_from create append modify delete get gather info rebalance verify build to-archive help" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and not __fish_seen_subcommand_from create append modify delete get gather info rebalance verify build to-archive help" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand records; and not __fish_seen_subcommand_from create append modify delete get gather info rebalance verify build to-archive help" -f -a "create" -d 'Create a dataset: record i is the i-th input'
@@ -351,30 +493,39 @@ complete -c barecat -n "__fish_barecat_using_subcommand sidecar" -l json -d 'Pri
 complete -c barecat -n "__fish_barecat_using_subcommand sidecar" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand sidecar" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand sidecar" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "create" -d 'Create an archive from files and directories, or from a list of paths on stdin'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "from-tar" -d 'Convert a tar archive (or a tar stream on stdin) into a barecat archive'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "from-zip" -d 'Convert a zip file into a barecat archive'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "convert" -d 'Convert between a barecat archive and a tar or zip file'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "extract" -d 'Extract files and directories from an archive into a directory'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "to-zip" -d 'Write the contents of an archive as a zip file'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "to-tar" -d 'Write the contents of an archive as a tar file'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "cat" -d 'Write the content of stored files to standard output'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "mount" -d 'Mount an archive as a file system (FUSE)'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "ls" -d 'List files and directories in an archive'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "du" -d 'Show the total size of directories'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "to-ncdu-json" -d 'Export the directory tree for ncdu'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "index-to-csv" -d 'Dump the file rows of an index as CSV'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "verify" -d 'Check an archive: checksums, index consistency, shards'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "defrag" -d 'Compact the shards of an archive'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "merge" -d 'Merge archives into one'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "merge-symlink" -d 'Merge archives into one whose shards are links to theirs'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "subset" -d 'Copy the files of an archive that a pattern or rules select into a new archive'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "upgrade" -d 'Upgrade an archive\'s index to schema 0.3, in place'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "repair" -d 'Rebuild directory statistics and remove what an interrupted writer left behind'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "reshard" -d 'Repack an archive to a new shard size limit'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "records" -d 'Integer-indexed record datasets, and record tables over barecat archives'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "sidecar" -d 'Build, check or remove the B-tree sidecar of an archive'
-complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard records sidecar help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c barecat -n "__fish_barecat_using_subcommand completion-script" -s h -l help -d 'Print help'
+complete -c barecat -n "__fish_barecat_using_subcommand completion-script" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "create" -d 'Create an archive from files and directories, or from a list of paths on stdin'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "add" -d 'Add files and directories to an existing archive (Python barecat\'s `add`)'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "from-tar" -d 'Convert a tar archive (or a tar stream on stdin) into a barecat archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "from-zip" -d 'Convert a zip file into a barecat archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "convert" -d 'Convert between a barecat archive and a tar or zip file'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "extract" -d 'Extract files and directories from an archive into a directory'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "to-zip" -d 'Write the contents of an archive as a zip file'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "to-tar" -d 'Write the contents of an archive as a tar file'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "cat" -d 'Write the content of stored files to standard output'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "mount" -d 'Mount an archive as a file system (FUSE)'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "ls" -d 'List files and directories in an archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "du" -d 'Show the total size of directories'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "to-ncdu-json" -d 'Export the directory tree for ncdu'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "index-to-csv" -d 'Dump the file rows of an index as CSV'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "verify" -d 'Check an archive: checksums, index consistency, shards'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "defrag" -d 'Compact the shards of an archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "merge" -d 'Merge archives into one'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "merge-symlink" -d 'Merge archives into one whose shards are links to theirs'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "subset" -d 'Copy the files of an archive that a pattern or rules select into a new archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "upgrade" -d 'Upgrade an archive\'s index to schema 0.3, in place'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "repair" -d 'Rebuild directory statistics and remove what an interrupted writer left behind'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "reshard" -d 'Repack an archive to a new shard size limit'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "rsync" -d 'Sync files between local paths and archives, like rsync'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "rm" -d 'Remove files and directories from an archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "mv" -d 'Move or rename files and directories inside an archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "chmod" -d 'Change the permission bits stored for files and directories'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "touch" -d 'Set the modification time of files and directories (or create empty files)'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "records" -d 'Integer-indexed record datasets, and record tables over barecat archives'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "sidecar" -d 'Build, check or remove the B-tree sidecar of an archive'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "completion-script" -d 'Print the shell completion script of barecat (or of one barecat-<command>)'
+complete -c barecat -n "__fish_barecat_using_subcommand help; and not __fish_seen_subcommand_from create add from-tar from-zip convert extract to-zip to-tar cat mount ls du to-ncdu-json index-to-csv verify defrag merge merge-symlink subset upgrade repair reshard rsync rm mv chmod touch records sidecar completion-script help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c barecat -n "__fish_barecat_using_subcommand help; and __fish_seen_subcommand_from records" -f -a "create" -d 'Create a dataset: record i is the i-th input'
 complete -c barecat -n "__fish_barecat_using_subcommand help; and __fish_seen_subcommand_from records" -f -a "append" -d 'Append records to a dataset'
 complete -c barecat -n "__fish_barecat_using_subcommand help; and __fish_seen_subcommand_from records" -f -a "modify" -d 'Replace record I with the content of FILE'

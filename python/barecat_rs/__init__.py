@@ -10,6 +10,8 @@ workers::
     with barecat_rs.Barecat("train.barecat") as bc:
         img = bc["images/000001.jpg"]
         batch = bc.read_many(paths, threads=8)
+    records = barecat_rs.Records("train.barecat")   # after `barecat-records build`
+    views = records.gather([3, 1, 4])               # memoryviews, no copy
 """
 
 from ._native import (
@@ -23,6 +25,7 @@ from ._native import (
 from .exceptions import *  # noqa: F401,F403
 from .exceptions import __all__ as _exceptions
 from ._barecat import Barecat, BarecatFileObject, Index, Order, SHARD_SIZE_UNLIMITED
+from ._records import Records
 
 FileInfo = BarecatFileInfo
 DirInfo = BarecatDirInfo
@@ -48,6 +51,7 @@ __all__ = [
     "FileInfo",
     "Index",
     "Order",
+    "Records",
     "SHARD_SIZE_UNLIMITED",
     "crc32c",
     "merge",

@@ -10,7 +10,7 @@
 //! the one place that turns what the user passed into an open archive, [`fork`] what
 //! keeps objects usable after `fork`, [`errors`] the mapping of library errors to
 //! Python exceptions, [`info`] the file and directory info objects, [`mapped`] the
-//! zero-copy buffers, [`tools`] the archive-level functions (merge).
+//! zero-copy buffers, [`records`] records by integer index, [`tools`] the archive-level functions (merge).
 
 use pyo3::prelude::*;
 
@@ -19,6 +19,7 @@ mod errors;
 mod fork;
 mod info;
 mod mapped;
+mod records;
 mod source;
 mod tools;
 
@@ -43,6 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<info::FileInfo>()?;
     m.add_class::<info::DirInfo>()?;
     m.add_class::<mapped::MappedBytes>()?;
+    m.add_class::<records::Records>()?;
     m.add_function(wrap_pyfunction!(tools::merge, m)?)?;
     m.add_function(wrap_pyfunction!(tools::merge_symlink, m)?)?;
     m.add_function(wrap_pyfunction!(tools::crc32c, m)?)?;

@@ -1,5 +1,5 @@
 //! Zero-copy buffers: the bytes of one stored file inside its shard's memory map,
-//! exposed to Python through the buffer protocol (wrap in `memoryview`, pass to
+//! or of one record inside its chunk's map (or its decompressed buffer), exposed to Python through the buffer protocol (wrap in `memoryview`, pass to
 //! `numpy.frombuffer`, `PIL.Image.open(io.BytesIO(...))`, `torch.frombuffer`).
 //!
 //! The object owns a reference to the map, and every buffer exported from it keeps
@@ -8,6 +8,7 @@
 
 use std::ffi::c_int;
 
+use barecat::records::Record;
 use barecat::shard::MappedFile;
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
@@ -15,19 +16,39 @@ use pyo3::prelude::*;
 
 #[pyclass(frozen, module = "barecat_rs")]
 pub struct MappedBytes {
-    file: MappedFile,
+    bytes: Backing,
+}
+
+enum Backing {
+    File(MappedFile),
+    Record(Record),
 }
 
 impl MappedBytes {
     pub fn new(file: MappedFile) -> MappedBytes {
-        MappedBytes { file }
+        MappedBytes {
+            bytes: Backing::File(file),
+        }
+    }
+
+    pub fn record(record: Record) -> MappedBytes {
+        MappedBytes {
+            bytes: Backing::Record(record),
+        }
+    }
+
+    fn data(&self) -> &[u8] {
+        match &self.bytes {
+            Backing::File(f) => f,
+            Backing::Record(r) => r,
+        }
     }
 }
 
 #[pymethods]
 impl MappedBytes {
     fn __len__(&self) -> usize {
-        self.file.len()
+        self.data().len()
     }
 
     /// # Safety
@@ -43,7 +64,7 @@ impl MappedBytes {
         if (flags & ffi::PyBUF_WRITABLE) == ffi::PyBUF_WRITABLE {
             return Err(PyBufferError::new_err("archive contents are read-only"));
         }
-        let data: &[u8] = &slf.get().file;
+        let data: &[u8] = slf.get().data();
         let (ptr, len) = (data.as_ptr(), data.len());
         // SAFETY: `view` is valid (checked above); the memory stays mapped while the
         // object lives, and `obj` takes a reference to it for the view's lifetime.

@@ -43,6 +43,7 @@ pub fn merge_symlink<'py>(
         overwrite,
         ignore_duplicates,
         sidecar: true,
+        ..SymlinkMergeOptions::default()
     };
     let r = py
         .detach(|| barecat::maint::merge_symlink::merge_symlink(&output, &inputs, &opts))
@@ -90,6 +91,7 @@ pub fn merge<'py>(
         duplicates,
         crash_after_steps: None,
         sidecar: true,
+        ..MergeOptions::default()
     };
     let r = py
         .detach(|| barecat::maint::merge::merge(&output, &inputs, &opts, &Progress::hidden()))

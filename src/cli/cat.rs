@@ -1,6 +1,9 @@
-//! `barecat-cat`: write stored files to standard output, CRC-checked.
+//! `barecat-cat`: write stored files to standard output, CRC-checked. The paths
+//! come as arguments, or as a list (`-T FILE`, or stdin) read one entry at a time,
+//! so that one process can write any number of files in bounded memory.
 
-use std::io::{self, Write};
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -12,9 +15,20 @@ const EXAMPLES: &str = "\
 Examples:
   barecat-cat data.barecat images/cat.jpg > cat.jpg
   barecat-cat data.barecat labels.txt | head
+  barecat-cat data.barecat -T paths.txt > all.bin    # the files a list names
+  barecat ls -R data.barecat train | barecat-cat -T - data.barecat | sha256sum
+  tr '\\n' '\\0' < paths.txt | barecat-cat -0 -T - data.barecat  # NUL-terminated
+
+-T FILE reads more paths from FILE ('-': stdin), one per line, or NUL-terminated
+with -0; empty entries are skipped. The list is read as it is written, one entry at
+a time: a hundred thousand files are one process and little memory.
 
 Every file is checked against its stored CRC32C; files up to 64 MiB are checked
-before any byte is written, so a corrupt file produces no output and exit status 1.";
+before any byte is written, so a corrupt file produces no output. A path that is
+missing, a directory or corrupt is reported on stderr and the next one is written.
+
+Exit status: 0 success, 1 if a file could not be written (each one is reported),
+2 usage error.";
 
 /// Write the content of stored files to standard output.
 #[derive(Debug, Parser)]
@@ -23,8 +37,13 @@ pub struct Args {
     /// The archive (its index file, e.g. data.barecat)
     pub archive: std::path::PathBuf,
     /// Paths inside the archive, written one after the other
-    #[arg(required = true)]
     pub paths: Vec<String>,
+    /// Read more paths from FILE ('-' for stdin), one per line
+    #[arg(short = 'T', long, value_name = "FILE")]
+    pub files_from: Option<PathBuf>,
+    /// Paths in the list are terminated by NUL characters (find -print0)
+    #[arg(short = '0', long)]
+    pub null: bool,
 }
 
 /// Legacy `barecat-extract-single --barecat-file A --path P`.
@@ -39,23 +58,114 @@ pub struct LegacyArgs {
     pub path: String,
 }
 
+/// Call `f` with each entry of the list at `path` (`-` for stdin): lines without
+/// their `\n`, or NUL-terminated entries with `null` (a last entry without its
+/// terminator counts too). Empty entries are skipped; an entry that is not UTF-8
+/// is an error naming it.
+pub fn for_each_listed(
+    path: &Path,
+    null: bool,
+    f: &mut dyn FnMut(String) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let shown = || {
+        if path.as_os_str() == "-" {
+            "<stdin>".to_string()
+        } else {
+            path.display().to_string()
+        }
+    };
+    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        Box::new(io::BufReader::new(io::stdin()))
+    } else {
+        let file =
+            std::fs::File::open(path).map_err(|e| anyhow::Error::new(crate::Error::io(path, e)))?;
+        Box::new(io::BufReader::new(file))
+    };
+    let mut reader = reader;
+    let sep = if null { b'\0' } else { b'\n' };
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(sep, &mut buf)
+            .with_context(|| format!("cannot read {}", shown()))?;
+        if n == 0 {
+            return Ok(());
+        }
+        if buf.last() == Some(&sep) {
+            buf.pop();
+        }
+        if buf.is_empty() {
+            continue;
+        }
+        match std::str::from_utf8(&buf) {
+            Ok(p) => f(p.to_string())?,
+            Err(_) => anyhow::bail!(
+                "{}: {}: a path that is not UTF-8 (archive paths are)",
+                shown(),
+                crate::path::printable(&buf)
+            ),
+        }
+    }
+}
+
+/// The entries of a list (see [`for_each_listed`]), all at once.
+pub fn read_list(path: &Path, null: bool) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for_each_listed(path, null, &mut |p| {
+        out.push(p);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    const PROG: &str = "barecat-cat";
+    if args.paths.is_empty() && args.files_from.is_none() {
+        crate::usage!("no PATH given: name files, or give a list with -T FILE (-T - for stdin)");
+    }
     let archive = Archive::open(&args.archive)
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
-    super::print_warnings("barecat-cat", archive.warnings());
+    super::print_warnings(PROG, archive.warnings());
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut failed = 0u64;
+    let mut write = |p: String| -> anyhow::Result<()> {
+        let r = archive
+            .file_info(&p)
+            .and_then(|fi| archive.write_to(&fi, &mut out));
+        match r {
+            Ok(()) => Ok(()),
+            // The output failing (a full disk, a closed pipe) ends the run.
+            Err(e @ crate::Error::Io { .. }) if matches!(&e, crate::Error::Io { path, .. } if path.as_os_str() == "<output>") => {
+                Err(e.into())
+            }
+            Err(e) => {
+                eprintln!("{PROG}: {e}");
+                failed += 1;
+                Ok(())
+            }
+        }
+    };
     for p in &args.paths {
-        let fi = archive.file_info(p)?;
-        archive.write_to(&fi, &mut out)?;
+        write(p.clone())?;
+    }
+    if let Some(list) = &args.files_from {
+        for_each_listed(list, args.null, &mut write)?;
     }
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed > 0 {
+        ExitCode::from(super::FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 pub fn run_legacy(args: LegacyArgs) -> anyhow::Result<ExitCode> {
     run(Args {
         archive: args.barecat_file,
         paths: vec![args.path],
+        files_from: None,
+        null: false,
     })
 }

@@ -102,6 +102,60 @@ impl NoSidecar {
     }
 }
 
+/// A command's arguments `A` together with its `-i/--include` and `-x/--exclude`
+/// rules in command-line order, which first-match-wins rules depend on (clap keeps
+/// each option's values apart). Commands register `WithRules<Args>`; the rules are
+/// read from the arguments with the ids `include` and `exclude`.
+#[derive(Debug)]
+pub struct WithRules<A> {
+    pub args: A,
+    /// `(true, pattern)` for an include rule, `(false, pattern)` for an exclude.
+    pub rules: Vec<(bool, String)>,
+}
+
+/// The include and exclude values of `m`, in the order they were given.
+pub fn ordered_rules(m: &clap::ArgMatches) -> Vec<(bool, String)> {
+    let mut all: Vec<(usize, bool, String)> = Vec::new();
+    for (id, include) in [("include", true), ("exclude", false)] {
+        let (Ok(Some(values)), Some(indices)) = (m.try_get_many::<String>(id), m.indices_of(id))
+        else {
+            continue;
+        };
+        for (v, i) in values.zip(indices) {
+            all.push((i, include, v.clone()));
+        }
+    }
+    all.sort_by_key(|(i, _, _)| *i);
+    all.into_iter().map(|(_, inc, v)| (inc, v)).collect()
+}
+
+impl<A: clap::FromArgMatches> clap::FromArgMatches for WithRules<A> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(WithRules {
+            args: A::from_arg_matches(m)?,
+            rules: ordered_rules(m),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.args.update_from_arg_matches(m)?;
+        self.rules = ordered_rules(m);
+        Ok(())
+    }
+}
+
+impl<A: clap::CommandFactory> clap::CommandFactory for WithRules<A> {
+    fn command() -> clap::Command {
+        A::command()
+    }
+
+    fn command_for_update() -> clap::Command {
+        A::command_for_update()
+    }
+}
+
+impl<A: clap::Parser> clap::Parser for WithRules<A> {}
+
 /// clap value parser for sizes such as `10G`.
 pub fn parse_size_arg(s: &str) -> Result<u64, String> {
     match parse_size(s) {

@@ -90,10 +90,113 @@ pub struct Args {
     /// Legacy: overwrite an existing archive (same as -f)
     #[arg(long, hide = true)]
     pub overwrite: bool,
+    /// Accepted for compatibility with Python barecat (which sorts the files by
+    /// their place on disk first); no effect: many readers already run at once
+    #[arg(long)]
+    pub physical_order: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    const PROG: &str = "barecat-create";
+    run_as(args, "barecat-create")
+}
+
+const ADD_EXAMPLES: &str = "\
+Examples:
+  barecat add data.barecat more_images/          # add to an existing archive
+  barecat a -c data.barecat images/              # create it if missing
+  find new -name '*.jpg' | barecat add data.barecat
+  barecat add -C /datasets/coco data.barecat test2017
+  barecat add --resume data.barecat more_images/ # after an interruption
+
+The same as barecat-create -a, except that a missing archive is an error unless
+-c is given. Paths are stored as barecat-create stores them; a path already in
+the archive is reported and skipped (exit status 1). Without -s the archive keeps
+its shard size limit (Python barecat's add resets it to unlimited).
+
+Exit status: 0 all added, 1 some entries skipped or an error, 2 usage error.";
+
+/// Add files and directories to an existing archive (Python barecat's `add`).
+#[derive(Debug, Parser)]
+#[command(
+    name = "barecat-add",
+    version,
+    after_help = ADD_EXAMPLES,
+    override_usage = "barecat-add [OPTIONS] ARCHIVE [PATH]...\n       find DIR | barecat-add [OPTIONS] ARCHIVE"
+)]
+pub struct AddArgs {
+    /// The archive to add to
+    #[arg(value_name = "ARCHIVE")]
+    pub archive: PathBuf,
+    /// Files and directories to add; without any (and without -T) the list of
+    /// paths is read from stdin
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Read the list of paths to add from FILE ('-' for stdin), one per line;
+    /// repeatable
+    #[arg(short = 'T', long, value_name = "FILE")]
+    pub files_from: Vec<PathBuf>,
+    /// Paths in lists are terminated by NUL characters (find -print0)
+    #[arg(short = '0', long)]
+    pub null: bool,
+    /// Read the paths relative to DIR (ARCHIVE and -T lists are not affected)
+    #[arg(short = 'C', long, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+    /// Create the archive if it does not exist
+    #[arg(short = 'c', long)]
+    pub create: bool,
+    /// Finish an interrupted run: remove the bytes the interrupted writer left
+    /// behind and skip every path already in the archive
+    #[arg(long)]
+    pub resume: bool,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    #[command(flatten)]
+    pub limit: ShardLimit,
+    #[command(flatten)]
+    pub workers: IoWorkers,
+    #[command(flatten)]
+    pub quiet: Quiet,
+    #[command(flatten)]
+    pub sidecar: NoSidecar,
+    /// Accepted for compatibility with Python barecat; no effect (see barecat-create)
+    #[arg(long)]
+    pub physical_order: bool,
+}
+
+/// `barecat add` (`barecat a`, `barecat-add`).
+pub fn run_add(args: AddArgs) -> anyhow::Result<ExitCode> {
+    if !args.create && !args.resume && !crate::Layout::exists(&args.archive).map_err(plain)? {
+        anyhow::bail!(
+            "Archive '{}' does not exist. Use 'barecat create' or 'barecat add -c'.",
+            args.archive.display()
+        );
+    }
+    run_as(
+        Args {
+            archive: Some(args.archive),
+            paths: args.paths,
+            files_from: args.files_from,
+            null: args.null,
+            directory: args.directory,
+            mode: ModeArgs {
+                force: false,
+                append: !args.resume,
+                resume: args.resume,
+            },
+            select: args.select,
+            limit: args.limit,
+            workers: args.workers,
+            quiet: args.quiet,
+            sidecar: args.sidecar,
+            file: None,
+            overwrite: false,
+            physical_order: args.physical_order,
+        },
+        "barecat-add",
+    )
+}
+
+fn run_as(args: Args, prog: &'static str) -> anyhow::Result<ExitCode> {
     let mut paths = args.paths.clone();
     let (archive, mode) = match &args.file {
         // Legacy form: every positional argument is a path to add.
@@ -165,7 +268,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let quiet = args.quiet.quiet;
     let progress = Progress::new(!quiet, "adding", None);
-    let mut reporter = Reporter::new(PROG, quiet, &progress);
+    let mut reporter = Reporter::new(prog, quiet, &progress);
     if resume {
         let trimmed = w.trim_garbage().map_err(plain)?;
         if trimmed > 0 {

@@ -120,25 +120,46 @@ pub fn generated_files() -> io::Result<Vec<(PathBuf, Vec<u8>)>> {
             man_page(cmd, &["barecat".to_string()])?,
         ));
     }
-    let mut programs: Vec<(String, clap::Command)> = vec![("barecat".into(), barecat_command())];
-    programs.extend(
-        listed
-            .iter()
-            .map(|c| (c.binary.to_string(), (c.command)().name(c.binary))),
-    );
-    for (name, cmd) in programs {
+    for name in programs() {
         for (shell, file) in [
             (Shell::Bash, format!("completions/bash/{name}")),
             (Shell::Zsh, format!("completions/zsh/_{name}")),
             (Shell::Fish, format!("completions/fish/{name}.fish")),
         ] {
-            let mut buf = Vec::new();
-            let mut cmd = cmd.clone();
-            clap_complete::generate(shell, &mut cmd, name.clone(), &mut buf);
+            let buf = completion(shell, &name).expect("a listed program");
             files.push((PathBuf::from(file), buf));
         }
     }
     Ok(files)
+}
+
+/// The programs that get completions: `barecat` and every listed command's
+/// `barecat-<name>`.
+pub fn programs() -> Vec<String> {
+    std::iter::once("barecat".to_string())
+        .chain(
+            commands()
+                .iter()
+                .filter(|c| !c.legacy)
+                .map(|c| c.binary.to_string()),
+        )
+        .collect()
+}
+
+/// The completion script of `program` (`barecat` or a listed `barecat-<name>`)
+/// for `shell`, as committed under completions/; `None` for another program.
+pub fn completion(shell: Shell, program: &str) -> Option<Vec<u8>> {
+    let mut cmd = if program == "barecat" {
+        barecat_command()
+    } else {
+        let c = commands()
+            .iter()
+            .find(|c| !c.legacy && c.binary == program)?;
+        (c.command)().name(c.binary)
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, program.to_string(), &mut buf);
+    Some(buf)
 }
 
 /// Write the documentation below `dir`, replacing what a previous run generated.

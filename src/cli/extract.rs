@@ -7,8 +7,9 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Parser;
 
-use super::common::{Quiet, Workers};
+use super::common::{Quiet, WithRules, Workers};
 use crate::export::{extract, ExtractOptions, Selection};
+use crate::glob::PathFilter;
 use crate::progress::Progress;
 use crate::size::human;
 use crate::Archive;
@@ -19,11 +20,23 @@ Examples:
   barecat-extract data.barecat -C out train/cls_001   # a directory and its subtree
   barecat-extract data.barecat 'train/**/*.jpg'       # a glob (quote it)
   barecat-extract --strip-components 1 data.barecat -C out train
+  barecat x data.barecat -C out --pattern 'train/**/*.jpg'   # files matching a glob
+  barecat x data.barecat -C out -x '**/*.tmp' -i 'train/**' -x '**'   # rules
   barecat-extract --file data.barecat --target-directory out   # legacy form
 
 PATH|GLOB: a file, a directory (with everything below it), or a glob with Python
 glob semantics: * and ? stay within a directory, ** spans directories, and
-wildcards do not match names starting with '.'.
+wildcards do not match names starting with '.'. A file named as PATH is
+extracted into DIR (Python barecat's extract writes it to stdout instead; use
+barecat-cat for that).
+
+--pattern GLOB and -i/-x rules (Python barecat's options) narrow the files taken
+from the PATHs (everything by default): --pattern keeps the files it matches
+(a trailing '/' means everything below; names starting with '.' are matched
+only by a pattern that spells the dot); -i GLOB and -x GLOB are rules tried in
+command-line order, the first that matches a file's path deciding, and a file
+that matches none is extracted (hidden names are matched; ** spans directories).
+With either, only the parent directories of extracted files are made.
 
 Safety: nothing is written outside DIR. Stored paths that are absolute or contain
 '..' are refused, not rewritten; symbolic links found in DIR are never followed;
@@ -66,6 +79,16 @@ pub struct Args {
     /// Also restore setuid, setgid and sticky bits
     #[arg(short = 'p', long)]
     pub same_permissions: bool,
+    /// Only extract the files matching GLOB (Python glob semantics)
+    #[arg(long, value_name = "GLOB", conflicts_with_all = ["include", "exclude"])]
+    pub pattern: Option<String>,
+    /// Rule: extract the files matching GLOB (rules are tried in command-line order;
+    /// the first that matches decides; repeatable)
+    #[arg(short = 'i', long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Rule: leave out the files matching GLOB (see -i; repeatable)
+    #[arg(short = 'x', long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
     #[command(flatten)]
     pub workers: Workers,
     #[command(flatten)]
@@ -75,8 +98,14 @@ pub struct Args {
     pub file: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(cli: WithRules<Args>) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-extract";
+    let WithRules { args, rules } = cli;
+    let filter = match (&args.pattern, rules.is_empty()) {
+        (Some(p), _) => Some(PathFilter::pattern(p, false)?),
+        (None, false) => Some(PathFilter::rules(&rules)?),
+        (None, true) => None,
+    };
     let (archive_path, paths) = match args.file {
         Some(f) => (
             f,
@@ -92,6 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot open {}", archive_path.display()))?;
     super::print_warnings(PROG, archive.warnings());
     let (selection, missing) = Selection::resolve(&archive, &paths)?;
+    let selection = selection.filtered(filter);
     for e in &missing {
         eprintln!("{PROG}: {e}");
     }

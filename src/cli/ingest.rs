@@ -93,6 +93,8 @@ impl SelectArgs {
             duplicates: Duplicates::default(),
             duplicates_chosen: false,
             filter: Filter::new(&self.include, &self.exclude).map_err(plain)?,
+            select: None,
+            prefix: String::new(),
         })
     }
 

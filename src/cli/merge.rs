@@ -5,8 +5,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::common::{NoSidecar, Quiet, ShardLimit};
+use std::sync::Arc;
+
+use super::common::{NoSidecar, Quiet, ShardLimit, WithRules};
 use super::ingest::DuplicatesArg;
+use crate::glob::PathFilter;
 use crate::ingest::Duplicates;
 use crate::maint::merge::{merge, MergeOptions, OutputMode};
 use crate::progress::Progress;
@@ -21,6 +24,10 @@ Examples:
   barecat-merge --ignore-duplicates -o all.barecat a.barecat b.barecat
   barecat-merge --symlink -o all.barecat part1.barecat part2.barecat   # no copying
   barecat-merge -o all.barecat part1.barecat extra.tar.gz more.zip      # tar, zip inputs
+  barecat merge --as-subdirs -o all.barecat train.barecat val.tar  # train/…, val/…
+  barecat merge --prefix data/v2 -o all.barecat part1.barecat      # data/v2/…
+  barecat merge --pattern '**/*.jpg' -o jpgs.barecat part1.barecat
+  barecat merge -x '**/*.tmp' -i 'train/**' -x '**' -o train.barecat all.barecat
 
 Only the bytes of the files that end up in the output are copied: never the holes
 of an input, never a duplicate left out. A file path stored in two inputs is an
@@ -36,6 +43,16 @@ noted, and fails the merge otherwise (again leaving the output as it was); with
 --duplicates last a replaced copy stays in the output as a hole (barecat-defrag
 reclaims it). --symlink takes barecat inputs only. Legacy form: barecat-merge
 INPUT... --output OUT [--overwrite].
+
+--prefix DIR puts every input's files below DIR; --as-subdirs below a directory
+named after each input (its file name without .barecat, .tar, .tar.gz, .tgz,
+.tar.bz2, .tbz2, .tar.xz, .txz or .zip; Python barecat also lower-cases it),
+below DIR when both are given. --pattern GLOB takes only the files whose path
+in their input matches GLOB (Python glob syntax, hidden names included; a
+trailing '/' means everything below); -i GLOB and -x GLOB are rules tried in
+command-line order, the first that matches deciding, and a file that matches
+none is taken. With --pattern or rules, directories are copied only as the
+parents of the files taken.
 
 Exit status: 0 success, 1 failure (nothing is left half-written) or entries of a
 tar or zip input skipped because of problems (each reported), 2 usage error.";
@@ -74,6 +91,22 @@ pub struct Args {
     pub quiet: Quiet,
     #[command(flatten)]
     pub sidecar: NoSidecar,
+    /// Put each input's files below a directory named after the input
+    #[arg(long)]
+    pub as_subdirs: bool,
+    /// Put every input's files below the directory PATH
+    #[arg(long, value_name = "PATH")]
+    pub prefix: Option<String>,
+    /// Only take the files matching GLOB (their path in the input)
+    #[arg(long, value_name = "GLOB", conflicts_with_all = ["include", "exclude", "symlink"])]
+    pub pattern: Option<String>,
+    /// Rule: take the files matching GLOB (rules are tried in command-line order;
+    /// the first that matches decides; repeatable)
+    #[arg(short = 'i', long, value_name = "GLOB", conflicts_with = "symlink")]
+    pub include: Vec<String>,
+    /// Rule: leave out the files matching GLOB (see -i; repeatable)
+    #[arg(short = 'x', long, value_name = "GLOB", conflicts_with = "symlink")]
+    pub exclude: Vec<String>,
     /// End abruptly after N steps of putting the output in place (for tests)
     #[arg(long, hide = true, value_name = "N")]
     pub crash_after_steps: Option<u64>,
@@ -91,7 +124,13 @@ pub(crate) fn explain(e: Error, append_hint: bool) -> anyhow::Error {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(cli: WithRules<Args>) -> anyhow::Result<ExitCode> {
+    let WithRules { args, rules } = cli;
+    let filter = match (&args.pattern, rules.is_empty()) {
+        (Some(p), _) => Some(Arc::new(PathFilter::pattern(p, true)?)),
+        (None, false) => Some(Arc::new(PathFilter::rules(&rules)?)),
+        (None, true) => None,
+    };
     let duplicates = match (args.duplicates, args.ignore_duplicates) {
         (Some(d), _) => d.into(),
         (None, true) => Duplicates::First,
@@ -108,6 +147,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             output: args.output,
             force: args.force,
             ignore_duplicates: duplicates == Duplicates::First,
+            as_subdirs: args.as_subdirs,
+            prefix: args.prefix,
             quiet: args.quiet,
             sidecar: args.sidecar,
         });
@@ -124,6 +165,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         duplicates,
         crash_after_steps: args.crash_after_steps,
         sidecar: args.sidecar.enabled(),
+        prefix: args.prefix.clone(),
+        as_subdirs: args.as_subdirs,
+        filter,
     };
     let progress = Progress::new(super::show_progress(args.quiet.quiet), "merging", None);
     let r = merge(&args.output, &args.inputs, &opts, &progress).map_err(|e| explain(e, true))?;

@@ -38,6 +38,13 @@ pub struct Args {
     /// Keep the first of several files with the same path instead of failing
     #[arg(long)]
     pub ignore_duplicates: bool,
+    /// Put each input's files below a directory named after the input (see
+    /// barecat-merge)
+    #[arg(long)]
+    pub as_subdirs: bool,
+    /// Put every input's files below the directory PATH
+    #[arg(long, value_name = "PATH")]
+    pub prefix: Option<String>,
     #[command(flatten)]
     pub quiet: Quiet,
     #[command(flatten)]
@@ -49,6 +56,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         overwrite: args.force,
         ignore_duplicates: args.ignore_duplicates,
         sidecar: args.sidecar.enabled(),
+        prefix: args.prefix,
+        as_subdirs: args.as_subdirs,
     };
     let r = merge_symlink(&args.output, &args.inputs, &opts)
         .map_err(|e| super::merge::explain(e, false))?;

@@ -18,7 +18,9 @@ use std::process::ExitCode;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 pub mod cat;
+pub mod chmod;
 pub mod common;
+pub mod completion;
 pub mod convert;
 pub mod create;
 pub mod defrag;
@@ -33,16 +35,19 @@ pub mod ls;
 pub mod merge;
 pub mod merge_symlink;
 pub mod mount;
+pub mod mv;
 pub mod records;
 pub mod repair;
 pub mod reshard;
-pub mod rules;
+pub mod rm;
+pub mod rsync;
 pub mod sidecar;
 pub mod subset;
 pub mod to_archive;
 pub mod to_ncdu_json;
 pub mod to_tar;
 pub mod to_zip;
+pub mod touch;
 pub mod upgrade;
 pub mod verify;
 pub mod wrap;
@@ -109,7 +114,22 @@ macro_rules! register {
 pub fn commands() -> &'static [Command] {
     static COMMANDS: &[Command] = &[
         // Getting data in.
-        register!("create", "barecat-create", false, create::Args, create::run),
+        register!(
+            "create",
+            "barecat-create",
+            false,
+            ["c"],
+            create::Args,
+            create::run
+        ),
+        register!(
+            "add",
+            "barecat-add",
+            false,
+            ["a"],
+            create::AddArgs,
+            create::run_add
+        ),
         register!(
             "from-tar",
             "barecat-from-tar",
@@ -136,7 +156,8 @@ pub fn commands() -> &'static [Command] {
             "extract",
             "barecat-extract",
             false,
-            extract::Args,
+            ["x"],
+            common::WithRules<extract::Args>,
             extract::run
         ),
         register!("to-zip", "barecat-to-zip", false, to_zip::Args, to_zip::run),
@@ -163,7 +184,13 @@ pub fn commands() -> &'static [Command] {
         // Maintenance.
         register!("verify", "barecat-verify", false, verify::Args, verify::run),
         register!("defrag", "barecat-defrag", false, defrag::Args, defrag::run),
-        register!("merge", "barecat-merge", false, merge::Args, merge::run),
+        register!(
+            "merge",
+            "barecat-merge",
+            false,
+            common::WithRules<merge::Args>,
+            merge::run
+        ),
         register!(
             "merge-symlink",
             "barecat-merge-symlink",
@@ -171,7 +198,13 @@ pub fn commands() -> &'static [Command] {
             merge_symlink::Args,
             merge_symlink::run
         ),
-        register!("subset", "barecat-subset", false, subset::Args, subset::run),
+        register!(
+            "subset",
+            "barecat-subset",
+            false,
+            common::WithRules<subset::Args>,
+            subset::run
+        ),
         register!(
             "upgrade",
             "barecat-upgrade",
@@ -187,6 +220,12 @@ pub fn commands() -> &'static [Command] {
             reshard::Args,
             reshard::run
         ),
+        // Syncing, and editing in place.
+        register!("rsync", "barecat-rsync", false, rsync::Args, rsync::run),
+        register!("rm", "barecat-rm", false, rm::Args, rm::run),
+        register!("mv", "barecat-mv", false, mv::Args, mv::run),
+        register!("chmod", "barecat-chmod", false, chmod::Args, chmod::run),
+        register!("touch", "barecat-touch", false, touch::Args, touch::run),
         // Records by integer index.
         register!(
             "records",
@@ -201,6 +240,13 @@ pub fn commands() -> &'static [Command] {
             false,
             sidecar::Args,
             sidecar::run
+        ),
+        register!(
+            "completion-script",
+            "barecat-completion-script",
+            false,
+            completion::Args,
+            completion::run
         ),
         // Legacy entry points of Python barecat, reachable by their program names.
         register!(
@@ -493,7 +539,7 @@ pub fn main_multicall() -> ExitCode {
                 .get_about()
                 .map(|a| a.to_string())
                 .unwrap_or_default();
-            println!("{:<16} {}", c.name, about);
+            println!("{:<17} {}", c.name, about);
         }
         return ExitCode::SUCCESS;
     }

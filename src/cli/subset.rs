@@ -6,11 +6,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use super::common::{NoSidecar, Quiet, ShardLimit};
-use super::rules::FilterArgs;
-use crate::glob::GlobOptions;
+use std::sync::Arc;
+
+use super::common::{NoSidecar, Quiet, ShardLimit, WithRules};
+use crate::glob::PathFilter;
 use crate::ingest::Duplicates;
-use crate::maint::merge::{merge_filtered, MergeOptions, OutputMode};
+use crate::maint::merge::{merge, MergeOptions, OutputMode};
 use crate::progress::Progress;
 use crate::size::human;
 
@@ -28,12 +29,14 @@ trailing '/' stands for '/**'. -i and -x are rules applied in the order given: t
 first one that matches a path decides, and paths that no rule matches are taken
 (a trailing '/' stands for '/**', a rule is recursive when it contains '**').
 
-The output holds the selected files with their metadata, the directories that
-hold them and the directories the filter selects itself, all with their metadata
-(Python barecat's subset leaves directories bare). Only the selected files' bytes
-are read and written, in address order, packed into shards of at most -s SIZE
-(default: unlimited). The output is built under a temporary name and appears only
-when complete (with -f, an old one is replaced then); the input is only read.
+The output holds the selected files with their metadata and the directories that
+hold them, with theirs (Python barecat's subset leaves directories bare); without
+a pattern or rules, everything (empty directories too). Only the selected files'
+bytes are read and written, in address order, packed into shards of at most -s
+SIZE (default: unlimited); holes of the input are never copied (Python barecat's
+unfiltered subset copies them). It is barecat-merge with one input. The output is
+built under a temporary name and appears only when complete (with -f, an old one
+is replaced then); the input is only read.
 
 Exit status: 0 success, 1 failure (no output is left), 2 usage error.";
 
@@ -50,8 +53,18 @@ pub struct Args {
     /// Replace the output if it exists
     #[arg(short, long)]
     pub force: bool,
-    #[command(flatten)]
-    pub filter: FilterArgs,
+    /// Take the files matching GLOB (a trailing '/' stands for '/**'; '*' does not
+    /// cross '/', '**' matches any number of directories; names starting with '.'
+    /// are matched too)
+    #[arg(long, value_name = "GLOB")]
+    pub pattern: Option<String>,
+    /// Rule: take the files matching GLOB (rules are tried in command-line order;
+    /// the first that matches decides, a file matching none is taken; repeatable)
+    #[arg(short = 'i', long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Rule: leave out the files matching GLOB (see -i; repeatable)
+    #[arg(short = 'x', long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
     #[command(flatten)]
     pub limit: ShardLimit,
     #[command(flatten)]
@@ -63,12 +76,17 @@ pub struct Args {
     pub crash_after_steps: Option<u64>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    // Python barecat's subset matches --pattern recursively, hidden names included.
-    let filter = args.filter.filter(GlobOptions {
-        recursive: true,
-        include_hidden: true,
-    })?;
+pub fn run(cli: WithRules<Args>) -> anyhow::Result<ExitCode> {
+    let WithRules { args, rules } = cli;
+    if args.pattern.is_some() && !rules.is_empty() {
+        crate::usage!("--pattern is incompatible with --include/--exclude");
+    }
+    // As in Python barecat's subset: hidden names are matched too.
+    let filter = match (&args.pattern, rules.is_empty()) {
+        (Some(p), _) => Some(Arc::new(PathFilter::pattern(p, true)?)),
+        (None, false) => Some(Arc::new(PathFilter::rules(&rules)?)),
+        (None, true) => None,
+    };
     let opts = MergeOptions {
         output_mode: if args.force {
             OutputMode::Overwrite
@@ -79,10 +97,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         duplicates: Duplicates::Error,
         crash_after_steps: args.crash_after_steps,
         sidecar: args.sidecar.enabled(),
+        filter,
+        ..MergeOptions::default()
     };
     let progress = Progress::new(super::show_progress(args.quiet.quiet), "copying", None);
     let inputs = [args.archive.clone()];
-    let r = merge_filtered(&args.output, &inputs, &opts, &filter, &progress)
+    let r = merge(&args.output, &inputs, &opts, &progress)
         .map_err(|e| super::merge::explain(e, false))?;
     progress.finish();
     if !args.quiet.quiet {

@@ -16,13 +16,14 @@
 //! [`Row::Bad`] and the scan goes on with the next row.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::ToSql;
 
 use crate::entry::{DirInfo, Entry, FileInfo, Order};
 use crate::error::{Error, Result, SqlContext};
-use crate::glob::{has_wildcards, GlobOptions};
+use crate::glob::{has_wildcards, GlobOptions, PathFilter};
 use crate::index::{decode_file, FILE_COLS};
 use crate::path as mpath;
 use crate::Archive;
@@ -35,59 +36,10 @@ pub struct Selection {
     pub dirs: Vec<String>,
     /// Single files, sorted by path, none inside a selected directory.
     pub files: Vec<FileInfo>,
-}
-
-/// Which members a filtered copy takes (`subset`, filtered merges): everything, the
-/// paths a glob matches (`--pattern`), or ordered include/exclude rules where the
-/// first rule that matches decides and paths matching none are taken (`-i`/`-x`):
-/// Python barecat's two ways of choosing (spec §12.4), on [`crate::glob`]'s
-/// matching.
-#[derive(Debug, Clone, Default)]
-pub enum MemberFilter {
-    #[default]
-    All,
-    Pattern(crate::glob::Glob),
-    Rules(crate::glob::Rules),
-}
-
-impl MemberFilter {
-    /// A `--pattern` glob, interpreted with `opts`; a trailing `/` stands for
-    /// `/**`.
-    pub fn pattern(pattern: &str, opts: GlobOptions) -> Result<MemberFilter> {
-        let pattern = match pattern.strip_suffix('/') {
-            Some(p) if !p.ends_with("**") => format!("{p}/**"),
-            _ => pattern.to_string(),
-        };
-        Ok(MemberFilter::Pattern(crate::glob::Glob::new(
-            &pattern, opts,
-        )?))
-    }
-
-    /// `-i`/`-x` rules in the order given: (include?, pattern).
-    pub fn rules(rules: &[(bool, String)]) -> Result<MemberFilter> {
-        let mut r = crate::glob::Rules::default();
-        for (include, pattern) in rules {
-            r.push(*include, pattern)?;
-        }
-        Ok(if r.is_empty() {
-            MemberFilter::All
-        } else {
-            MemberFilter::Rules(r)
-        })
-    }
-
-    pub fn is_all(&self) -> bool {
-        matches!(self, MemberFilter::All)
-    }
-
-    /// Is the member at `path` taken?
-    pub fn selects(&self, path: &str) -> bool {
-        match self {
-            MemberFilter::All => true,
-            MemberFilter::Pattern(g) => g.is_match(path),
-            MemberFilter::Rules(r) => r.selects(path),
-        }
-    }
+    /// Only the files this selects (`--pattern`, `-i/-x`). With a filter, no
+    /// directory is selected on its own: directories are made as the parents of
+    /// the files.
+    pub filter: Option<Arc<PathFilter>>,
 }
 
 /// One file row of a scan.
@@ -104,6 +56,7 @@ impl Selection {
         Selection {
             dirs: vec![String::new()],
             files: Vec::new(),
+            filter: None,
         }
     }
 
@@ -152,7 +105,19 @@ impl Selection {
         files.sort_by(|a, b| a.path.cmp(&b.path));
         files.dedup_by(|a, b| a.path == b.path);
         files.retain(|f| !kept.iter().any(|k| mpath::is_within(&f.path, k)));
-        Selection { dirs: kept, files }
+        Selection {
+            dirs: kept,
+            files,
+            filter: None,
+        }
+    }
+
+    /// The same selection, narrowed to the files `filter` selects.
+    pub fn filtered(self, filter: Option<PathFilter>) -> Selection {
+        Selection {
+            filter: filter.map(Arc::new),
+            ..self
+        }
     }
 
     /// True when nothing is selected.
@@ -178,6 +143,9 @@ impl Selection {
     /// in path order. The root is left out: it stands for the destination itself.
     pub fn dir_entries(&self, archive: &Archive) -> Result<Vec<DirInfo>> {
         let mut out = Vec::new();
+        if self.filter.is_some() {
+            return Ok(out);
+        }
         for d in &self.dirs {
             out.extend(archive.dirs(d)?.into_iter().filter(|d| !d.path.is_empty()));
         }
@@ -197,6 +165,7 @@ impl Selection {
             single: single.into(),
             scopes: self.dirs.iter().cloned().collect(),
             scan: None,
+            filter: self.filter.clone(),
         }
     }
 }
@@ -209,12 +178,11 @@ pub struct FileRows<'a> {
     single: VecDeque<FileInfo>,
     scopes: VecDeque<String>,
     scan: Option<Scan>,
+    filter: Option<Arc<PathFilter>>,
 }
 
-impl Iterator for FileRows<'_> {
-    type Item = Result<Row>;
-
-    fn next(&mut self) -> Option<Result<Row>> {
+impl FileRows<'_> {
+    fn next_row(&mut self) -> Option<Result<Row>> {
         if let Some(f) = self.single.pop_front() {
             return Some(Ok(Row::File(f)));
         }
@@ -227,6 +195,20 @@ impl Iterator for FileRows<'_> {
             }
             let within = self.scopes.pop_front()?;
             self.scan = Some(Scan::new(self.order, within));
+        }
+    }
+}
+
+impl Iterator for FileRows<'_> {
+    type Item = Result<Row>;
+
+    fn next(&mut self) -> Option<Result<Row>> {
+        loop {
+            let r = self.next_row()?;
+            match (&r, &self.filter) {
+                (Ok(Row::File(f)), Some(filter)) if !filter.selects(&f.path) => continue,
+                _ => return Some(r),
+            }
         }
     }
 }

@@ -452,6 +452,7 @@ struct Entries<'a> {
     /// The files of the subtree being written, and its root.
     files: Option<std::iter::Peekable<super::select::FileRows<'a>>>,
     root: String,
+    filter: Option<std::sync::Arc<crate::glob::PathFilter>>,
 }
 
 enum Scope {
@@ -475,6 +476,7 @@ impl<'a> Entries<'a> {
             dirs: dirs.into_iter().peekable(),
             files: None,
             root: String::new(),
+            filter: sel.filter.clone(),
         }
     }
 }
@@ -529,12 +531,14 @@ impl Iterator for Entries<'_> {
                 });
             }
             match self.scopes.next()? {
+                Scope::File(f) if self.filter.as_ref().is_some_and(|x| !x.selects(&f.path)) => {}
                 Scope::File(f) => return Some(Ok(Item::File(f))),
                 Scope::Dir(d) => {
                     self.root = d.clone();
                     let sub = Selection {
                         dirs: vec![d],
                         files: Vec::new(),
+                        filter: self.filter.clone(),
                     };
                     self.files = Some(sub.file_rows(self.archive, Order::Path).peekable());
                 }

@@ -29,9 +29,11 @@ use std::fmt;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, IoContext, Result};
+use crate::glob::PathFilter;
 use crate::writer::ArchiveWriter;
 
 pub mod decompress;
@@ -108,6 +110,13 @@ pub struct IngestOptions {
     pub duplicates_chosen: bool,
     /// Include and exclude patterns.
     pub filter: Filter,
+    /// Tar and zip inputs: only the members this selects (matched against the
+    /// member's normalized path, before `strip_components` and `prefix`), as
+    /// Python barecat's `merge --pattern` and `-i/-x` select them.
+    pub select: Option<Arc<PathFilter>>,
+    /// Tar and zip inputs: store every member below this directory (`merge
+    /// --prefix`, `--as-subdirs`); `""` for none.
+    pub prefix: String,
 }
 
 impl Default for IngestOptions {
@@ -125,11 +134,28 @@ impl Default for IngestOptions {
             duplicates: Duplicates::default(),
             duplicates_chosen: false,
             filter: Filter::default(),
+            select: None,
+            prefix: String::new(),
         }
     }
 }
 
 impl IngestOptions {
+    /// The last steps of placing a tar or zip member whose normalized path is
+    /// `norm` and whose stored path would be `stored`: `None` when [`select`]
+    /// leaves it out, else `stored` below [`prefix`].
+    ///
+    /// [`select`]: Self::select
+    /// [`prefix`]: Self::prefix
+    pub(crate) fn place(&self, norm: &str, stored: String) -> Option<String> {
+        if let Some(sel) = &self.select {
+            if !norm.is_empty() && !sel.selects(norm) {
+                return None;
+            }
+        }
+        Some(crate::path::join(&self.prefix, &stored))
+    }
+
     /// Files above this size are streamed in chunks.
     pub(crate) fn stream_threshold(&self) -> u64 {
         (self.buffer_size / 4).clamp(64 << 10, 16 << 20)

@@ -497,7 +497,8 @@ impl<'a, 'o> Parser<'a, 'o> {
                 let target = match target {
                     Some(Ok(t)) if mpath::unsafe_reason(t).is_none() => {
                         let t = mpath::normalize(t);
-                        mpath::strip_components(&t, self.opts.strip_components).map(str::to_string)
+                        mpath::strip_components(&t, self.opts.strip_components)
+                            .map(|p| mpath::join(&self.opts.prefix, p))
                     }
                     Some(Ok(t)) => {
                         let detail = format!(
@@ -579,10 +580,12 @@ impl<'a, 'o> Parser<'a, 'o> {
         if !norm.is_empty() && !self.opts.filter.selects(&norm) {
             return Some(None);
         }
-        if norm.is_empty() {
-            return Some((self.opts.strip_components == 0).then(String::new));
-        }
-        Some(mpath::strip_components(&norm, self.opts.strip_components).map(str::to_string))
+        let stored = if norm.is_empty() {
+            (self.opts.strip_components == 0).then(String::new)
+        } else {
+            mpath::strip_components(&norm, self.opts.strip_components).map(str::to_string)
+        };
+        Some(stored.and_then(|p| self.opts.place(&norm, p)))
     }
 
     fn exists(&self, path: &str, dir: bool) -> bool {

@@ -444,6 +444,7 @@ fn produce(
             } else {
                 mpath::strip_components(&norm, opts.strip_components).map(str::to_string)
             };
+            let stripped = stripped.and_then(|p| opts.place(&norm, p));
             match stripped {
                 _ if !norm.is_empty() && !opts.filter.selects(&norm) => {
                     Task::Item(Item::Skipped(Skip::Quiet))

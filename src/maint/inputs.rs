@@ -14,6 +14,8 @@ use crate::entry::Order;
 use crate::error::{Error, Result};
 use crate::ingest::Duplicates;
 use crate::layout::Layout;
+use crate::maint::merge::PathMap;
+use crate::path as mpath;
 
 /// What an input file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,22 +136,34 @@ struct Stream<'a> {
 /// skip it, with [`Duplicates::Last`] the last one keeps it, except that source 0
 /// keeps every path it has when `first_wins` (an output being appended to).
 pub fn plan_duplicates(
-    sources: &[(&Path, &Archive)],
+    sources: &[(&Path, &Archive, &PathMap)],
     duplicates: Duplicates,
     first_wins: bool,
 ) -> Result<DuplicatePlan> {
     let mut streams: Vec<Stream<'_>> = Vec::new();
-    for (k, (_, archive)) in sources.iter().enumerate() {
+    for (k, (_, archive, map)) in sources.iter().enumerate() {
+        let map: &PathMap = map;
         streams.push(Stream {
             source: k,
             is_dir: false,
-            iter: Box::new(archive.files(Order::Path, "").map(|r| r.map(|f| f.path))),
+            iter: Box::new(archive.files(Order::Path, "").filter_map(move |r| match r {
+                Ok(f) => map.file(&f.path).map(Ok),
+                Err(e) => Some(Err(e)),
+            })),
         });
-        let dirs = archive.dirs("")?;
+        // With a filter, the directories are those of the files taken: a clash
+        // with a file is found when it is written (and undoes the merge).
+        if map.filter.is_some() {
+            continue;
+        }
+        let mut dirs: Vec<String> = mpath::ancestors(&map.prefix).map(str::to_string).collect();
+        dirs.reverse();
+        dirs.extend(archive.dirs("")?.into_iter().map(|d| map.dir(&d.path)));
+        dirs.dedup();
         streams.push(Stream {
             source: k,
             is_dir: true,
-            iter: Box::new(dirs.into_iter().map(|d| Ok(d.path))),
+            iter: Box::new(dirs.into_iter().map(Ok)),
         });
     }
     let mut heap: BinaryHeap<Reverse<(String, usize)>> = BinaryHeap::new();

@@ -17,6 +17,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -25,7 +26,7 @@ use crate::archive::Archive;
 use crate::crc;
 use crate::entry::{FileInfo, Order};
 use crate::error::{Error, Result};
-use crate::export::select::MemberFilter;
+use crate::glob::PathFilter;
 use crate::ingest::{self, Duplicates, Event, IngestOptions};
 use crate::layout::Layout;
 use crate::maint::inputs::{
@@ -33,7 +34,7 @@ use crate::maint::inputs::{
     temp_name, InputKind,
 };
 use crate::maint::span::{Span, SpanLimits};
-use crate::path::printable;
+use crate::path::{self as mpath, printable};
 use crate::progress::Progress;
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
@@ -64,7 +65,7 @@ pub enum OutputMode {
 }
 
 /// Options of [`merge`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct MergeOptions {
     pub output_mode: OutputMode,
     /// Shard size limit of the output (`None`: unlimited for a new output, the
@@ -80,6 +81,99 @@ pub struct MergeOptions {
     pub crash_after_steps: Option<u64>,
     /// Write the output's B-tree sidecar ([`crate::sidecar`]).
     pub sidecar: bool,
+    /// Put every input's files below this directory (`--prefix`).
+    pub prefix: Option<String>,
+    /// Put each input's files below a directory named after the input
+    /// ([`subdir_name`], `--as-subdirs`; below `prefix` when both are given).
+    pub as_subdirs: bool,
+    /// Take only the files this selects (`--pattern`, `-i/-x`), matched against
+    /// their paths in the input. Directories are then made as the parents of the
+    /// files taken (with the input's metadata), not copied on their own.
+    pub filter: Option<Arc<PathFilter>>,
+}
+
+impl Default for MergeOptions {
+    fn default() -> Self {
+        MergeOptions {
+            output_mode: OutputMode::New,
+            shard_size_limit: None,
+            duplicates: Duplicates::Error,
+            crash_after_steps: None,
+            sidecar: true,
+            prefix: None,
+            as_subdirs: false,
+            filter: None,
+        }
+    }
+}
+
+/// The directory `--as-subdirs` puts an input's files in: its file name without
+/// one of the extensions `.barecat`, `.tar`, `.tar.gz`, `.tgz`, `.tar.bz2`,
+/// `.tbz2`, `.tar.xz`, `.txz`, `.zip` (matched in any case). Unlike Python barecat,
+/// which lower-cases the whole name when it strips an extension, the name keeps
+/// its case.
+pub fn subdir_name(input: &Path) -> String {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lower = name.to_lowercase();
+    for ext in [
+        ".tar.gz", ".tar.bz2", ".tar.xz", ".tar", ".tgz", ".tbz2", ".txz", ".zip", ".barecat",
+    ] {
+        if lower.ends_with(ext) && name.is_char_boundary(name.len() - ext.len()) {
+            return name[..name.len() - ext.len()].to_string();
+        }
+    }
+    name
+}
+
+/// Where one input's files go in the output: below `prefix`, and only those
+/// `filter` selects.
+#[derive(Debug, Clone, Default)]
+pub struct PathMap {
+    pub prefix: String,
+    pub filter: Option<Arc<PathFilter>>,
+}
+
+impl PathMap {
+    /// The mapping of `input` under `opts`; an invalid prefix is an error.
+    pub fn for_input(input: &Path, opts: &MergeOptions) -> Result<PathMap> {
+        let mut prefix = String::new();
+        if let Some(p) = &opts.prefix {
+            prefix = mpath::check_member(p)?;
+        }
+        if opts.as_subdirs {
+            let name = subdir_name(input);
+            let checked = mpath::check_member(&name)?;
+            if checked.is_empty() || checked.contains('/') {
+                return Err(Error::InvalidOperation(format!(
+                    "{}: no directory name can be made of this input's name",
+                    input.display()
+                )));
+            }
+            prefix = mpath::join(&prefix, &checked);
+        }
+        Ok(PathMap {
+            prefix,
+            filter: opts.filter.clone(),
+        })
+    }
+
+    /// The output path of the input file at `path`, if it is taken.
+    pub fn file(&self, path: &str) -> Option<String> {
+        if let Some(f) = &self.filter {
+            if !f.selects(path) {
+                return None;
+            }
+        }
+        Some(mpath::join(&self.prefix, path))
+    }
+
+    /// The output path of the input directory at `path` (its root: the prefix).
+    pub fn dir(&self, path: &str) -> String {
+        mpath::join(&self.prefix, path)
+    }
 }
 
 /// What [`merge`] did.
@@ -117,6 +211,7 @@ fn import_foreign(
     w: &mut ArchiveWriter,
     path: &Path,
     duplicates: Duplicates,
+    map: &PathMap,
     progress: &Progress,
 ) -> Result<(u64, u64)> {
     let error = duplicates == Duplicates::Error;
@@ -127,6 +222,8 @@ fn import_foreign(
         duplicates_chosen: true,
         // The merge commits, or rolls back, as a whole.
         commit_on_error: false,
+        select: map.filter.clone(),
+        prefix: map.prefix.clone(),
         ..IngestOptions::default()
     };
     let mut sink = |ev: Event| match ev {
@@ -168,36 +265,17 @@ pub fn merge(
     opts: &MergeOptions,
     progress: &Progress,
 ) -> Result<MergeReport> {
-    merge_filtered(output, inputs, opts, &MemberFilter::All, progress)
-}
-
-/// [`merge`] only the files of the (barecat) inputs that `filter` takes, and the
-/// directories that hold them or that it takes itself (`subset`, filtered merges).
-/// Directories keep their metadata (Python barecat's filtered merge leaves them
-/// bare). Only the selected files' bytes are read and written.
-pub fn merge_filtered(
-    output: &Path,
-    inputs: &[PathBuf],
-    opts: &MergeOptions,
-    filter: &MemberFilter,
-    progress: &Progress,
-) -> Result<MergeReport> {
     if inputs.is_empty() {
         return Err(Error::InvalidOperation("no input to merge".into()));
     }
     let mut sources = Vec::with_capacity(inputs.len());
+    let mut maps = Vec::with_capacity(inputs.len());
     for p in inputs {
+        maps.push(PathMap::for_input(p, opts)?);
         check_not_output(p, output)?;
         let kind = classify(p)?;
         sources.push(match kind {
             InputKind::Barecat => Source::Barecat(Box::new(open_barecat(p)?)),
-            _ if !filter.is_all() => {
-                return Err(Error::InvalidOperation(format!(
-                    "{}: patterns select files of barecat archives only, not of tar or zip \
-                     files",
-                    p.display()
-                )))
-            }
             _ => Source::Foreign,
         });
     }
@@ -221,15 +299,16 @@ pub fn merge_filtered(
     } else {
         None
     };
-    let mut listed: Vec<(&Path, &Archive)> = Vec::new();
+    let unmapped = PathMap::default();
+    let mut listed: Vec<(&Path, &Archive, &PathMap)> = Vec::new();
     if let Some(a) = &existing {
-        listed.push((output, a));
+        listed.push((output, a, &unmapped));
     }
     let mut position = Vec::new(); // index in `listed` of each barecat input
-    for (p, s) in inputs.iter().zip(&sources) {
+    for ((p, s), map) in inputs.iter().zip(&sources).zip(&maps) {
         if let Source::Barecat(a) = s {
             position.push(Some(listed.len()));
-            listed.push((p.as_path(), a));
+            listed.push((p.as_path(), a, map));
         } else {
             position.push(None);
         }
@@ -308,15 +387,15 @@ pub fn merge_filtered(
                         w,
                         p,
                         a,
+                        &maps[k],
                         skip,
-                        filter,
                         duplicates != Duplicates::Error,
                         progress,
                     )?;
                     report.duplicates_skipped += w.take_replaced().len() as u64;
                 }
                 Source::Foreign => {
-                    let (dups, problems) = import_foreign(w, p, duplicates, progress)?;
+                    let (dups, problems) = import_foreign(w, p, duplicates, &maps[k], progress)?;
                     report.duplicates_skipped += dups;
                     report.problems += problems;
                 }
@@ -383,18 +462,19 @@ pub fn merge_filtered(
 }
 
 /// Copy the directories (with their metadata; the first input that has a
-/// directory gives it) and the files of `src`, except the paths in `skip`.
+/// directory gives it) and the files of `src`, placed as `map` says, except the
+/// output paths in `skip`. With a filter, only the directories that hold a file
+/// taken are copied.
 ///
 /// Duplicates among barecat inputs are planned before anything is written (`skip`);
 /// a path that an earlier tar or zip input added is found only here: skipped with
 /// `ignore_duplicates` (counted in the returned number), an error otherwise.
-#[allow(clippy::too_many_arguments)]
 fn copy_archive(
     w: &mut ArchiveWriter,
     input: &Path,
     src: &Archive,
+    map: &PathMap,
     skip: &HashSet<String>,
-    filter: &MemberFilter,
     ignore_duplicates: bool,
     progress: &Progress,
 ) -> Result<u64> {
@@ -403,37 +483,51 @@ fn copy_archive(
         ignore: ignore_duplicates,
         skipped: 0,
     };
-    let dirs = src.dirs("")?;
-    if filter.is_all() {
-        for d in &dirs {
-            if d.path.is_empty() || w.index().is_dir(&d.path)? {
-                continue;
+    // With a filter, the directories that hold a file taken (input paths).
+    let needed: Option<HashSet<String>> = match &map.filter {
+        None => None,
+        Some(_) => {
+            let mut needed = HashSet::new();
+            for fi in src.files(Order::Path, "") {
+                let fi = fi?;
+                if map.file(&fi.path).is_some() {
+                    for a in mpath::ancestors(&fi.path) {
+                        if !needed.insert(a.to_string()) {
+                            break;
+                        }
+                    }
+                }
             }
-            w.add_dir(&d.path, d.meta)?;
+            Some(needed)
         }
+    };
+    for d in src.dirs("")? {
+        if needed.as_ref().is_some_and(|n| !n.contains(&d.path)) {
+            continue;
+        }
+        let to = map.dir(&d.path);
+        if to.is_empty() || w.index().is_dir(&to)? {
+            continue;
+        }
+        w.add_dir(&to, d.meta)?;
     }
     let mut run = Run::default();
     let mut buf = Vec::new();
     for fi in src.files(Order::Address, "") {
-        let fi = fi?;
-        if skip.contains(&fi.path) || !filter.selects(&fi.path) {
+        let mut fi = fi?;
+        let Some(to) = map.file(&fi.path) else {
+            continue;
+        };
+        if skip.contains(&to) {
             continue;
         }
+        fi.path = to;
         if !run.extend(&fi) {
             run.copy(w, src, &mut buf, &mut dups, progress)?;
             run.start(fi);
         }
     }
     run.copy(w, src, &mut buf, &mut dups, progress)?;
-    if !filter.is_all() {
-        // The directories of the selected files (created above as their ancestors)
-        // get their metadata; so do those the filter takes (empty ones included).
-        for d in &dirs {
-            if !d.path.is_empty() && (w.index().is_dir(&d.path)? || filter.selects(&d.path)) {
-                w.add_dir(&d.path, d.meta)?;
-            }
-        }
-    }
     Ok(dups.skipped)
 }
 

@@ -22,10 +22,11 @@ use crate::layout::Layout;
 use crate::maint::inputs::{
     check_not_output, classify, open_barecat, remove_stale_temps, temp_name, InputKind,
 };
+use crate::maint::merge::{MergeOptions, PathMap};
 use crate::shard::sync_dir;
 
 /// Options of [`merge_symlink`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SymlinkMergeOptions {
     /// Replace an existing output (its shard links are removed, not their targets).
     pub overwrite: bool,
@@ -33,6 +34,11 @@ pub struct SymlinkMergeOptions {
     pub ignore_duplicates: bool,
     /// Write the output's B-tree sidecar ([`crate::sidecar`]).
     pub sidecar: bool,
+    /// Put every input's files below this directory (`--prefix`).
+    pub prefix: Option<String>,
+    /// Put each input's files below a directory named after the input
+    /// ([`crate::maint::merge::subdir_name`]; below `prefix` when both are given).
+    pub as_subdirs: bool,
 }
 
 impl Default for SymlinkMergeOptions {
@@ -41,6 +47,8 @@ impl Default for SymlinkMergeOptions {
             overwrite: false,
             ignore_duplicates: false,
             sidecar: true,
+            prefix: None,
+            as_subdirs: false,
         }
     }
 }
@@ -61,6 +69,8 @@ struct Input {
     layout: Layout,
     shards: Vec<PathBuf>,
     files: u64,
+    /// Where its files go in the output (`""`: where they are).
+    prefix: String,
 }
 
 /// Merge `inputs` into `output` by linking their shards.
@@ -82,6 +92,15 @@ pub fn merge_symlink(
                     .into(),
             });
         }
+        let prefix = PathMap::for_input(
+            p,
+            &MergeOptions {
+                prefix: opts.prefix.clone(),
+                as_subdirs: opts.as_subdirs,
+                ..MergeOptions::default()
+            },
+        )?
+        .prefix;
         let a: Archive = open_barecat(p)?;
         let layout = a.layout().clone();
         let shards = layout
@@ -94,6 +113,7 @@ pub fn merge_symlink(
             files: a.count_files()?,
             layout,
             shards,
+            prefix,
         });
     }
     if Layout::exists(output)? && !opts.overwrite {
@@ -175,12 +195,18 @@ fn build_index(
         .map_err(sql)?;
         let r = (|| -> Result<()> {
             conn.execute_batch("BEGIN").map_err(sql)?;
+            let prefix = input.prefix.as_str();
+            for a in crate::path::ancestors(prefix).filter(|a| !a.is_empty()) {
+                conn.execute("INSERT OR IGNORE INTO main.dirs (path) VALUES (?1)", [a])
+                    .map_err(sql)?;
+            }
             if !ignore_duplicates && k > 0 {
                 let dup: Option<(String, i64)> = conn
                     .query_row(
-                        "SELECT s.path, m.shard FROM src.files s JOIN main.files m \
-                         ON m.path = s.path LIMIT 1",
-                        [],
+                        "SELECT m.path, m.shard FROM src.files s JOIN main.files m \
+                         ON m.path = (CASE WHEN ?1 = '' THEN s.path ELSE ?1 || '/' || s.path END) \
+                         LIMIT 1",
+                        [prefix],
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
                     .ok();
@@ -197,26 +223,29 @@ fn build_index(
                 .execute(
                     "INSERT OR IGNORE INTO main.files \
                      (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) \
-                     SELECT path, shard + ?1, offset, size, crc32c, mode, uid, gid, mtime_ns \
+                     SELECT CASE WHEN ?2 = '' THEN path ELSE ?2 || '/' || path END, \
+                            shard + ?1, offset, size, crc32c, mode, uid, gid, mtime_ns \
                      FROM src.files ORDER BY rowid",
-                    [base as i64],
+                    rusqlite::params![base as i64, prefix],
                 )
                 .map_err(sql)? as u64;
             report.files += added;
             report.duplicates_skipped += input.files.saturating_sub(added);
             conn.execute(
                 "INSERT INTO main.dirs (path, mode, uid, gid, mtime_ns) \
-                 SELECT path, mode, uid, gid, mtime_ns FROM src.dirs WHERE path != '' \
+                 SELECT CASE WHEN ?1 = '' THEN path WHEN path = '' THEN ?1 \
+                             ELSE ?1 || '/' || path END, \
+                        mode, uid, gid, mtime_ns FROM src.dirs WHERE path != '' OR ?1 != '' \
                  ORDER BY rowid \
                  ON CONFLICT (path) DO UPDATE SET \
                      mode = coalesce(dirs.mode, excluded.mode), \
                      uid = coalesce(dirs.uid, excluded.uid), \
                      gid = coalesce(dirs.gid, excluded.gid), \
                      mtime_ns = coalesce(dirs.mtime_ns, excluded.mtime_ns)",
-                [],
+                [prefix],
             )
             .map_err(sql)?;
-            if k == 0 {
+            if k == 0 && prefix.is_empty() {
                 conn.execute(
                     "UPDATE main.dirs SET (mode, uid, gid, mtime_ns) = \
                      (SELECT mode, uid, gid, mtime_ns FROM src.dirs WHERE path = '') \

@@ -524,6 +524,38 @@ impl Batch {
         (0..self.len()).map(move |k| self.get(k))
     }
 
+    /// What the records of this batch live in (the chunk maps, then the
+    /// decompressed buffers), each as one [`Record`] covering all of it. With
+    /// [`location`](Self::location), for callers that hand out many records as
+    /// slices of a few shared objects (the Python module's gather).
+    pub fn backings(&self) -> Vec<Record> {
+        let maps = self.maps.iter().map(|m| Record {
+            backing: Backing::Map(m.clone()),
+            start: 0,
+            len: m.len(),
+        });
+        let owned = self.owned.iter().map(|b| Record {
+            backing: Backing::Owned(b.clone()),
+            start: 0,
+            len: b.len,
+        });
+        maps.chain(owned).collect()
+    }
+
+    /// Where the `k`-th record lies: `(backing, start, len)`, the backing numbered
+    /// as in [`backings`](Self::backings); `None` for an empty record.
+    pub fn location(&self, k: usize) -> Option<(usize, usize, usize)> {
+        let s = self.slots[k];
+        if s.len == 0 {
+            return None;
+        }
+        if s.src & OWNED != 0 {
+            Some((self.maps.len() + (s.src & !OWNED) as usize, 0, s.len))
+        } else {
+            Some((s.src as usize, s.start, s.len))
+        }
+    }
+
     /// Take the `k`-th record out as a [`Record`] that keeps its own backing alive.
     pub fn record(&self, k: usize) -> Record {
         let s = self.slots[k];

@@ -1,0 +1,7 @@
+complete -c barecat-chmod -s R -l recursive -d 'Also change everything below the directories named'
+complete -c barecat-chmod -s n -l dry-run -d 'Print what would change, and change nothing'
+complete -c barecat-chmod -s v -l verbose -d 'Print each change'
+complete -c barecat-chmod -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-chmod -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat-chmod -s h -l help -d 'Print help'
+complete -c barecat-chmod -s V -l version -d 'Print version'

@@ -1,0 +1,8 @@
+complete -c barecat-mv -s T -l no-target-directory -d 'Treat DEST as the new name even when it is an existing directory'
+complete -c barecat-mv -s f -l force -d 'Replace an existing file, or an empty directory, at the new path'
+complete -c barecat-mv -s n -l dry-run -d 'Print what would be moved, and move nothing'
+complete -c barecat-mv -s v -l verbose -d 'Print each move'
+complete -c barecat-mv -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-mv -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat-mv -s h -l help -d 'Print help'
+complete -c barecat-mv -s V -l version -d 'Print version'

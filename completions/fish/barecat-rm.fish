@@ -1,0 +1,11 @@
+complete -c barecat-rm -s T -l files-from -d 'Read more paths from FILE (\'-\' for stdin), one per line' -r -F
+complete -c barecat-rm -s r -l recursive -d 'Remove directories and everything below them'
+complete -c barecat-rm -s d -l dir -d 'Remove empty directories'
+complete -c barecat-rm -s f -l force -d 'Do not complain about paths that do not exist'
+complete -c barecat-rm -s 0 -l null -d 'Paths in the -T list are terminated by NUL characters'
+complete -c barecat-rm -s n -l dry-run -d 'Print what would be removed, and remove nothing'
+complete -c barecat-rm -s v -l verbose -d 'Print each path removed'
+complete -c barecat-rm -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
+complete -c barecat-rm -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat-rm -s h -l help -d 'Print help'
+complete -c barecat-rm -s V -l version -d 'Print version'
