@@ -396,6 +396,25 @@ fn no_writer_writes_through_a_wrapped_tar() {
             "barecat",
             vec![s(&"reshard"), s(&"-s"), s(&"100K"), s(&out)],
         ),
+        ("barecat", vec![s(&"add"), s(&out), s(&d.join("new.txt"))]),
+        ("barecat", vec![s(&"rm"), s(&out), s(&"src/a.txt")]),
+        (
+            "barecat",
+            vec![s(&"mv"), s(&out), s(&"src/a.txt"), s(&"src/b.txt")],
+        ),
+        (
+            "barecat",
+            vec![s(&"chmod"), s(&out), s(&"600"), s(&"src/a.txt")],
+        ),
+        ("barecat", vec![s(&"touch"), s(&out), s(&"src/a.txt")]),
+        (
+            "barecat",
+            vec![
+                s(&"rsync"),
+                s(&d.join("new.txt")),
+                s(&format!("{}::x", out.display())),
+            ],
+        ),
     ];
     for (prog, args) in attempts {
         let o = run(bin(prog), &args);
