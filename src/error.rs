@@ -119,12 +119,16 @@ pub enum Error {
     #[error("{}: archive is being written by another process", path.display())]
     Locked { path: PathBuf },
 
-    /// A shard is a symbolic link and writing through it was not allowed.
+    /// A shard is a symbolic link (an archive merged with `--symlink`, or wrapped
+    /// around a tar or zip with `--wrap`) and the operation would write through it.
     #[error(
-        "{}: shard is a symbolic link (a symlink-merged archive); refusing to write through it",
-        path.display()
+        "{}: shard is a symbolic link to {} (an archive merged with --symlink, or \
+         wrapped around a tar or zip with --wrap); refusing to write through it \
+         (barecat-merge copies the archive into one of its own)",
+        path.display(),
+        target.display()
     )]
-    SymlinkedShard { path: PathBuf },
+    SymlinkedShard { path: PathBuf, target: PathBuf },
 
     /// The archive can only be read (for example schema 0.2, or opened read-only).
     #[error("{}: archive is read-only: {reason}", path.display())]

@@ -312,7 +312,7 @@ impl Index {
         if self.version.minor < schema::MINOR {
             w.push(format!(
                 "{}: schema {} has a trigger bug that may leave directory statistics wrong; \
-                 opened read-only",
+                 opened read-only (barecat upgrade converts it to 0.3)",
                 self.path.display(),
                 self.version
             ));

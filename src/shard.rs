@@ -529,17 +529,19 @@ pub struct ShardAppender {
 
 impl ShardAppender {
     /// Open the last shard for appending (creating shard 0 when there is none).
-    /// Shards that are symbolic links are refused unless `allow_symlinks`.
+    /// Shards that are symbolic links are refused unless `allow_symlinks`; even
+    /// then nothing is ever written through a link (its target belongs to another
+    /// archive, or is the user's own tar or zip file): when the last shard is one,
+    /// appending starts a new shard of this archive's own.
     pub fn open(layout: &Layout, limit: u64, allow_symlinks: bool) -> Result<ShardAppender> {
         let shards = layout.contiguous_shards()?;
         if !allow_symlinks {
             if let Some(s) = shards.iter().find(|s| s.is_symlink) {
-                return Err(Error::SymlinkedShard {
-                    path: s.path.clone(),
-                });
+                return Err(symlinked(&s.path));
             }
         }
         let (number, created) = match shards.last() {
+            Some(s) if s.is_symlink => (s.number + 1, true),
             Some(s) => (s.number, false),
             None => (0, true),
         };
@@ -813,6 +815,19 @@ fn write_all_vectored_at(
         }
     }
     Ok(())
+}
+
+/// The error for a shard at `path` that is a symbolic link, naming its target.
+pub(crate) fn symlinked(path: &Path) -> Error {
+    Error::SymlinkedShard {
+        path: path.to_path_buf(),
+        target: fs::read_link(path).unwrap_or_else(|_| PathBuf::from("?")),
+    }
+}
+
+/// Is the shard file at `path` a symbolic link?
+pub(crate) fn is_link(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 /// Create shard 0 when an archive has no shard at all (Python expects one).

@@ -642,31 +642,7 @@ impl ArchiveWriter {
             crc32c: Some(crc),
             meta,
         };
-        if missing.is_empty() {
-            // The only possible conflict left is an existing file: the UNIQUE index
-            // reports it before a byte is written.
-            match self.insert_file_row(&fi) {
-                Ok(()) => {}
-                Err(e) if is_unique_violation(&e) => match self.replaceable(&fi.path)? {
-                    Some(old) => {
-                        self.drop_replaced(old)?;
-                        if let Err(e) = self.insert_file_row(&fi) {
-                            return self.poison(Error::sqlite(self.layout.index(), e));
-                        }
-                    }
-                    None => return Err(Error::FileExists(fi.path)),
-                },
-                Err(e) => return self.poison(Error::sqlite(self.layout.index(), e)),
-            }
-        } else {
-            // A new parent: the file cannot exist yet.
-            let r = self
-                .insert_missing_dirs(missing)
-                .and_then(|()| self.insert_file_row(&fi).at(self.layout.index()));
-            if let Err(e) = r {
-                return self.poison(e);
-            }
-        }
+        self.insert_new_file(&fi, missing)?;
         let written = match data {
             Data::Borrowed(d) => self.shards.write(d),
             Data::Owned(v) => self.shards.write_owned(v),
@@ -674,6 +650,66 @@ impl ArchiveWriter {
         if let Err(e) = written {
             return self.poison(e);
         }
+        self.account(&fi);
+        self.maybe_commit()?;
+        Ok(fi)
+    }
+
+    /// Insert the row of a new file (its missing ancestors first), replacing a file
+    /// of that path when [`replace_since`](Self::replace_since) allows it.
+    fn insert_new_file(&mut self, fi: &FileInfo, missing: Vec<String>) -> Result<()> {
+        if missing.is_empty() {
+            // The only possible conflict left is an existing file: the UNIQUE index
+            // reports it before a byte is written.
+            match self.insert_file_row(fi) {
+                Ok(()) => {}
+                Err(e) if is_unique_violation(&e) => match self.replaceable(&fi.path)? {
+                    Some(old) => {
+                        self.drop_replaced(old)?;
+                        if let Err(e) = self.insert_file_row(fi) {
+                            return self.poison(Error::sqlite(self.layout.index(), e));
+                        }
+                    }
+                    None => return Err(Error::FileExists(fi.path.clone())),
+                },
+                Err(e) => return self.poison(Error::sqlite(self.layout.index(), e)),
+            }
+        } else {
+            // A new parent: the file cannot exist yet.
+            let r = self
+                .insert_missing_dirs(missing)
+                .and_then(|()| self.insert_file_row(fi).at(self.layout.index()));
+            if let Err(e) = r {
+                return self.poison(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Index a file whose `size` bytes are already in shard `shard` at `offset`:
+    /// nothing is written to the shards. For an archive wrapped around a tar or zip
+    /// file (`--wrap`), whose shard is that file. Conflicts and replacements are
+    /// those of [`add_file`](Self::add_file).
+    pub fn add_extent(
+        &mut self,
+        path: &str,
+        meta: Meta,
+        (shard, offset, size): (u64, u64, u64),
+        crc32c: Option<u32>,
+    ) -> Result<FileInfo> {
+        self.check_usable()?;
+        let path = self.file_path(path)?;
+        let missing = self.missing_ancestors(&path)?;
+        self.begin_batch()?;
+        let fi = FileInfo {
+            path,
+            shard,
+            offset,
+            size,
+            crc32c,
+            meta,
+        };
+        self.insert_new_file(&fi, missing)?;
         self.account(&fi);
         self.maybe_commit()?;
         Ok(fi)
@@ -1289,7 +1325,8 @@ impl ArchiveWriter {
     /// Remove what an interrupted writer leaves behind: bytes after the last file of
     /// the last used shard, and shards after it that no row refers to (a killed batch
     /// may have rotated into them). Returns the number of bytes removed. Used when
-    /// resuming and by `repair`.
+    /// resuming and by `repair`. A shard that is a symbolic link is never cut or
+    /// removed: its bytes are another archive's, or a wrapped tar's own.
     pub fn trim_garbage(&mut self) -> Result<u64> {
         self.commit()?;
         self.pending = None;
@@ -1304,15 +1341,17 @@ impl ArchiveWriter {
             .map(|u| u.logical_end)
             .unwrap_or(0);
         let mut removed = 0;
-        for s in self.layout.shard_files()? {
-            if s.number > last_used {
-                removed += std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0);
-                std::fs::remove_file(&s.path).at(&s.path)?;
+        // From the top down, so that the numbering never gets a gap.
+        for s in self.layout.shard_files()?.into_iter().rev() {
+            if s.number <= last_used || s.is_symlink {
+                break;
             }
+            removed += std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0);
+            std::fs::remove_file(&s.path).at(&s.path)?;
         }
         let last = self.layout.shard_path(last_used);
         let len = std::fs::metadata(&last).at(&last)?.len();
-        if len > logical_end {
+        if len > logical_end && !shard::is_link(&last) {
             let f = OpenOptions::new().write(true).open(&last).at(&last)?;
             // Left alone while a reader has the shard mapped (it may hold rows of
             // files deleted since): the next run removes them.

@@ -15,5 +15,6 @@ complete -c barecat-from-tar -l resume -d 'Finish an interrupted run: keep what 
 complete -c barecat-from-tar -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
 complete -c barecat-from-tar -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-from-tar -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat-from-tar -l wrap -d 'Index the tar where it lies instead of copying its members: shard 0 of the archive becomes a link to the tar (which must stay where it is and be left unchanged), and every file gets its CRC32C. The tar must be uncompressed'
 complete -c barecat-from-tar -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat-from-tar -s V -l version -d 'Print version'

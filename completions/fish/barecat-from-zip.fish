@@ -16,5 +16,6 @@ complete -c barecat-from-zip -l resume -d 'Finish an interrupted run: keep what 
 complete -c barecat-from-zip -l strict -d 'Stop at the first entry that cannot be added, instead of skipping it'
 complete -c barecat-from-zip -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat-from-zip -l no-sidecar -d 'Do not write the B-tree sidecar ARCHIVE-btreemeta at the end (an old one is removed all the same)'
+complete -c barecat-from-zip -l wrap -d 'Index the zip where it lies instead of copying its entries: shard 0 of the archive becomes a link to the zip (which must stay where it is and be left unchanged), and every file gets its CRC32C. Every entry must be stored (zip -0), none encrypted'
 complete -c barecat-from-zip -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c barecat-from-zip -s V -l version -d 'Print version'

@@ -28,6 +28,7 @@ Examples:
   barecat-from-tar --strip-components 1 imagenet.tgz data.barecat
   barecat-from-tar -a part2.tar data.barecat         # add to an existing archive
   barecat-from-tar --duplicates last updated.tar data.barecat   # tar -r'd archive
+  barecat-from-tar --wrap dataset.tar data.barecat   # index the tar in place
 
 Members are stored in the order of the tar. Directories keep their metadata (in
 whatever order they come), hard links become files with a copy of their target,
@@ -53,6 +54,15 @@ A damaged header is reported and reading goes on at the next valid header (as GN
 tar and bsdtar do). A truncated tar, or a compressed stream that cannot be
 decompressed, stops the conversion with an error; everything before the damage is
 committed and readable.
+
+--wrap copies nothing: the archive indexes the members where they lie in the
+tar, and its shard 0 is a symbolic link to the tar (an absolute path), as Python
+barecat's convert --wrap makes it (Python barecat reads it too). Unlike Python
+barecat's, every file gets its CRC32C, computed while indexing, so that
+barecat-verify notices a tar changed afterwards. The tar must be uncompressed;
+sparse files and hard links are reported and skipped (their bytes in the tar are
+not their content). No command writes through the link: appending, defrag and
+reshard refuse such an archive (barecat-merge copies it into one of its own).
 
 Exit status: 0 all added, 1 some members skipped or an error, 2 usage error.";
 
@@ -81,6 +91,11 @@ pub struct Args {
     pub quiet: Quiet,
     #[command(flatten)]
     pub sidecar: NoSidecar,
+    /// Index the tar where it lies instead of copying its members: shard 0 of the
+    /// archive becomes a link to the tar (which must stay where it is and be left
+    /// unchanged), and every file gets its CRC32C. The tar must be uncompressed
+    #[arg(long)]
+    pub wrap: bool,
 }
 
 /// Legacy `archive2barecat IN OUT [--shard-size-limit S] [--overwrite]`: a tar or
@@ -123,8 +138,34 @@ fn stdin_file() -> Option<(File, u64)> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    const PROG: &str = "barecat-from-tar";
+    run_as("barecat-from-tar", args)
+}
+
+/// [`run`], naming the command `prog` in messages.
+pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let stdin = args.input.as_os_str() == "-";
+    if args.wrap {
+        super::wrap::refuse_options(&[
+            (stdin, "standard input"),
+            (args.mode.append, "-a"),
+            (args.mode.resume, "--resume"),
+            (args.limit.shard_size_limit.is_some(), "-s"),
+        ])?;
+        let mut opts = args
+            .select
+            .options(super::wrap::checksum_threads(), false)?;
+        opts.symlinks = args.symlinks.into();
+        args.duplicates.apply(&mut opts);
+        return super::wrap::run(
+            prog,
+            &args.input,
+            &args.archive,
+            args.mode.force,
+            args.sidecar.enabled(),
+            opts,
+            args.quiet.quiet,
+        );
+    }
     let (reader, total): (Box<dyn Read + Send>, Option<u64>) = if stdin {
         match stdin_file() {
             // `barecat-from-tar - out < x.tar`: read ahead as for a named file.
@@ -164,7 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let c = count.clone();
         move || c.load(Ordering::Relaxed)
     };
-    let mut reporter = Reporter::new(PROG, quiet, &progress);
+    let mut reporter = Reporter::new(prog, quiet, &progress);
     reporter.position = Some(&position);
     if args.mode.resume {
         w.trim_garbage().map_err(plain)?;

@@ -17,6 +17,7 @@ Examples:
   barecat-from-zip dataset.zip data.barecat
   barecat-from-zip -j 8 -s 10G dataset.zip data.barecat   # 8 decompressing threads
   barecat-from-zip --strip-components 1 dataset.zip data.barecat
+  barecat-from-zip --wrap stored.zip data.barecat     # index a stored zip in place
 
 Entries are stored in the order of the zip's central directory, whatever -j is.
 Every compression method of the zip crate is read (stored, deflate, deflate64,
@@ -34,6 +35,13 @@ elsewhere a backslash is part of the name. Several entries of one name: the last
 of each is stored (what unzip and zipfile extract) and each is reported;
 --duplicates as for barecat-from-tar, except that 'first' cannot be honoured for
 entries whose raw names are the same (reported).
+
+--wrap copies nothing: the archive indexes the entries where they lie in the
+zip, and its shard 0 is a symbolic link to the zip (an absolute path), as Python
+barecat's convert --wrap makes it. Every file gets its CRC32C (Python barecat
+stores none), and its bytes are checked against the zip's CRC-32 on the way. A
+zip with compressed or encrypted entries is refused. No command writes through
+the link (appending, defrag and reshard refuse such an archive).
 
 Exit status: 0 all added, 1 some entries skipped or an error, 2 usage error.";
 
@@ -64,10 +72,43 @@ pub struct Args {
     pub quiet: Quiet,
     #[command(flatten)]
     pub sidecar: NoSidecar,
+    /// Index the zip where it lies instead of copying its entries: shard 0 of the
+    /// archive becomes a link to the zip (which must stay where it is and be left
+    /// unchanged), and every file gets its CRC32C. Every entry must be stored
+    /// (zip -0), none encrypted
+    #[arg(long)]
+    pub wrap: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    const PROG: &str = "barecat-from-zip";
+    run_as("barecat-from-zip", args)
+}
+
+/// [`run`], naming the command `prog` in messages.
+pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
+    if args.wrap {
+        super::wrap::refuse_options(&[
+            (args.mode.append, "-a"),
+            (args.mode.resume, "--resume"),
+            (args.limit.shard_size_limit.is_some(), "-s"),
+        ])?;
+        let threads = args
+            .workers
+            .workers
+            .unwrap_or_else(super::wrap::checksum_threads);
+        let mut opts = args.select.options(threads, false)?;
+        opts.symlinks = args.symlinks.into();
+        args.duplicates.apply(&mut opts);
+        return super::wrap::run(
+            prog,
+            &args.input,
+            &args.archive,
+            args.mode.force,
+            args.sidecar.enabled(),
+            opts,
+            args.quiet.quiet,
+        );
+    }
     let mut opts = args.select.options(args.workers.get(), args.mode.resume)?;
     opts.symlinks = args.symlinks.into();
     args.duplicates.apply(&mut opts);
@@ -81,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let quiet = args.quiet.quiet;
     let progress = Progress::new(!quiet, "converting", None);
-    let mut reporter = Reporter::new(PROG, quiet, &progress);
+    let mut reporter = Reporter::new(prog, quiet, &progress);
     if args.mode.resume {
         w.trim_garbage().map_err(plain)?;
     }

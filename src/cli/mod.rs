@@ -21,6 +21,7 @@ pub mod cat;
 pub mod chmod;
 pub mod common;
 pub mod completion;
+pub mod convert;
 pub mod create;
 pub mod defrag;
 pub mod docs;
@@ -37,15 +38,19 @@ pub mod mount;
 pub mod mv;
 pub mod records;
 pub mod repair;
+pub mod reshard;
 pub mod rm;
 pub mod rsync;
 pub mod sidecar;
+pub mod subset;
 pub mod to_archive;
 pub mod to_ncdu_json;
 pub mod to_tar;
 pub mod to_zip;
 pub mod touch;
+pub mod upgrade;
 pub mod verify;
+pub mod wrap;
 
 /// Exit status for "done, but something failed along the way".
 pub const FAILURE: u8 = 1;
@@ -139,6 +144,13 @@ pub fn commands() -> &'static [Command] {
             from_zip::Args,
             from_zip::run
         ),
+        register!(
+            "convert",
+            "barecat-convert",
+            false,
+            convert::Args,
+            convert::run
+        ),
         // Getting data out.
         register!(
             "extract",
@@ -186,7 +198,28 @@ pub fn commands() -> &'static [Command] {
             merge_symlink::Args,
             merge_symlink::run
         ),
+        register!(
+            "subset",
+            "barecat-subset",
+            false,
+            common::WithRules<subset::Args>,
+            subset::run
+        ),
+        register!(
+            "upgrade",
+            "barecat-upgrade",
+            false,
+            upgrade::Args,
+            upgrade::run
+        ),
         register!("repair", "barecat-repair", false, repair::Args, repair::run),
+        register!(
+            "reshard",
+            "barecat-reshard",
+            false,
+            reshard::Args,
+            reshard::run
+        ),
         // Syncing, and editing in place.
         register!("rsync", "barecat-rsync", false, rsync::Args, rsync::run),
         register!("rm", "barecat-rm", false, rm::Args, rm::run),
@@ -236,6 +269,13 @@ pub fn commands() -> &'static [Command] {
             true,
             from_tar::LegacyArgs,
             from_tar::run_legacy
+        ),
+        register!(
+            "upgrade-database",
+            "barecat-upgrade-database",
+            true,
+            upgrade::Args,
+            upgrade::run
         ),
     ];
     COMMANDS

@@ -45,6 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             workers: default_workers(),
             quiet: true,
             remote: Default::default(),
+            root_dir: None,
         },
     )
 }

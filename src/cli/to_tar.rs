@@ -61,6 +61,9 @@ pub struct Args {
     /// Replace OUTPUT if it exists
     #[arg(short, long)]
     pub force: bool,
+    /// Put every member under the directory NAME/ in the tar
+    #[arg(long, value_name = "NAME")]
+    pub root_dir: Option<String>,
     #[command(flatten)]
     pub workers: Workers,
     #[command(flatten)]
@@ -70,6 +73,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    run_as("barecat-to-tar", args)
+}
+
+/// [`run`], naming the command `prog` in messages.
+pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let flag = [
         (args.gzip, Compression::Gzip),
         (args.zstd, Compression::Zstd),
@@ -99,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     run_export(
-        "barecat-to-tar",
+        prog,
         &Job {
             archive: &args.archive,
             output: &args.output,
@@ -112,6 +120,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             workers: args.workers.get(),
             quiet: args.quiet.quiet,
             remote: args.remote,
+            root_dir: args.root_dir,
         },
     )
 }

@@ -62,6 +62,9 @@ pub struct Args {
     /// Replace OUTPUT if it exists
     #[arg(short, long)]
     pub force: bool,
+    /// Put every entry under the directory NAME/ in the zip
+    #[arg(long, value_name = "NAME")]
+    pub root_dir: Option<String>,
     #[command(flatten)]
     pub workers: Workers,
     #[command(flatten)]
@@ -71,8 +74,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    run_as("barecat-to-zip", args)
+}
+
+/// [`run`], naming the command `prog` in messages.
+pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     run_export(
-        "barecat-to-zip",
+        prog,
         &Job {
             archive: &args.archive,
             output: &args.output,
@@ -84,6 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             workers: args.workers.get(),
             quiet: args.quiet.quiet,
             remote: args.remote,
+            root_dir: args.root_dir,
         },
     )
 }
@@ -98,6 +107,7 @@ pub(super) struct Job<'a> {
     pub workers: usize,
     pub quiet: bool,
     pub remote: super::common::Remote,
+    pub root_dir: Option<String>,
 }
 
 /// Run an export to a file or standard output and report it.
@@ -124,6 +134,7 @@ pub(super) fn run_export(prog: &str, job: &Job<'_>) -> anyhow::Result<ExitCode> 
     let opts = ExportOptions {
         format: job.format,
         workers: job.workers,
+        root_dir: job.root_dir.clone(),
     };
     let started = Instant::now();
     let report = |e: &crate::Error| progress.println(&format!("{prog}: {e}"));

@@ -37,11 +37,14 @@ pub enum ExportFormat {
 }
 
 /// How to export.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ExportOptions {
     pub format: ExportFormat,
     /// Threads that check (and compress) file contents.
     pub workers: usize,
+    /// Put every member under this directory (`NAME/path`); checked like a stored
+    /// path (no `..`, not absolute).
+    pub root_dir: Option<String>,
 }
 
 /// What an export did.
@@ -126,6 +129,23 @@ pub fn export<W: Write + Send>(
         }
     };
     let mut rep = ExportReport::default();
+    let root = match &opts.root_dir {
+        Some(r) => {
+            let norm = crate::path::normalize(r);
+            if let Some(reason) = crate::path::unsafe_reason(r).or_else(|| {
+                norm.is_empty()
+                    .then_some("an empty name (or only '.') is not a directory")
+            }) {
+                return Err(Error::InvalidPath {
+                    path: r.clone(),
+                    reason,
+                });
+            }
+            Some(norm)
+        }
+        None => None,
+    };
+    let root = root.as_deref();
 
     std::thread::scope(|s| -> Result<()> {
         let (work_tx, work_rx) = bounded::<(Vec<Item>, Sender<Vec<Ready>>)>(workers * 2);
@@ -185,7 +205,7 @@ pub fn export<W: Write + Send>(
                         report(&e);
                     }
                     Ready::Dir(d) => {
-                        if let Err(e) = sink.dir(&d) {
+                        if let Err(e) = sink.dir(&d, root) {
                             result = Err(e);
                             break;
                         }
@@ -198,7 +218,7 @@ pub fn export<W: Write + Send>(
                         deflated,
                     } => {
                         let content = data.bytes();
-                        if let Err(e) = sink.file(&fi, content, crc32, deflated.as_deref()) {
+                        if let Err(e) = sink.file(&fi, root, content, crc32, deflated.as_deref()) {
                             result = Err(e);
                             break;
                         }
@@ -345,23 +365,32 @@ pub(crate) fn unsafe_reason(path: &str) -> &'static str {
     crate::path::unsafe_reason(path).unwrap_or("empty or '.' path components are not allowed")
 }
 
+/// A member's name in the output: its path, under `root` when given.
+fn member_name<'p>(root: Option<&str>, path: &'p str) -> std::borrow::Cow<'p, str> {
+    match root {
+        Some(r) => format!("{r}/{path}").into(),
+        None => path.into(),
+    }
+}
+
 enum Sink<W: Write> {
     Zip(zip::ZipWriter<W>, Option<u32>),
     Tar(tar::TarWriter<Encoder<W>>),
 }
 
 impl<W: Write> Sink<W> {
-    fn dir(&mut self, d: &DirInfo) -> Result<()> {
+    fn dir(&mut self, d: &DirInfo, root: Option<&str>) -> Result<()> {
         let perms = permissions(&d.meta, true).unwrap_or(0o755);
+        let name = member_name(root, &d.path);
         match self {
             Sink::Zip(z, _) => z.add_dir(
-                &d.path,
+                &name,
                 zip::EntryMeta {
                     perms,
                     mtime_ns: d.meta.mtime_ns,
                 },
             ),
-            Sink::Tar(t) => t.add_dir(&d.path, tar_meta(&d.meta, perms)),
+            Sink::Tar(t) => t.add_dir(&name, tar_meta(&d.meta, perms)),
         }
         .map_err(|e| Error::io("<output>", e))
     }
@@ -369,11 +398,14 @@ impl<W: Write> Sink<W> {
     fn file(
         &mut self,
         fi: &FileInfo,
+        root: Option<&str>,
         data: &[u8],
         crc32: u32,
         deflated: Option<&[u8]>,
     ) -> Result<()> {
         let perms = permissions(&fi.meta, true).unwrap_or(0o644);
+        let name = member_name(root, &fi.path);
+        let name = name.as_ref();
         match self {
             Sink::Zip(z, level) => {
                 let meta = zip::EntryMeta {
@@ -381,14 +413,14 @@ impl<W: Write> Sink<W> {
                     mtime_ns: fi.meta.mtime_ns,
                 };
                 match (deflated, *level) {
-                    (Some(d), _) => z.add_deflated(&fi.path, meta, d, fi.size, crc32),
+                    (Some(d), _) => z.add_deflated(name, meta, d, fi.size, crc32),
                     (None, Some(level)) if fi.size > WHOLE_READ_LIMIT => {
-                        z.add_deflating(&fi.path, meta, data, crc32, level)
+                        z.add_deflating(name, meta, data, crc32, level)
                     }
-                    _ => z.add_stored(&fi.path, meta, data, crc32),
+                    _ => z.add_stored(name, meta, data, crc32),
                 }
             }
-            Sink::Tar(t) => t.add_file(&fi.path, tar_meta(&fi.meta, perms), data),
+            Sink::Tar(t) => t.add_file(name, tar_meta(&fi.meta, perms), data),
         }
         .map_err(|e| Error::io("<output>", e))
     }

@@ -42,6 +42,7 @@ pub mod fs;
 pub(crate) mod pipeline;
 pub mod tar;
 pub mod tar_reader;
+pub mod wrap;
 pub mod zip;
 
 pub use filter::Filter;

@@ -77,6 +77,16 @@ pub(crate) enum Item {
         size: u64,
         chunks: Receiver<Chunk>,
     },
+    /// A file whose `size` bytes are already in shard `shard` at `offset` (an
+    /// archive wrapped around a tar or zip file): only its row is written.
+    Extent {
+        path: String,
+        meta: Meta,
+        shard: u64,
+        offset: u64,
+        size: u64,
+        crc: u32,
+    },
     /// A file holding a copy of an earlier member's content.
     HardLink {
         path: String,
@@ -692,6 +702,20 @@ impl Apply<'_> {
                     Err(e) => return self.writer_error(w, &path, false, e, sink),
                 }
             }
+            Item::Extent {
+                path,
+                meta,
+                shard,
+                offset,
+                size,
+                crc,
+            } => match w.add_extent(&path, meta, (shard, offset, size), Some(crc)) {
+                Ok(_) => {
+                    self.added(size, sink);
+                    self.replaced(w, &path, sink)?;
+                }
+                Err(e) => return self.writer_error(w, &path, false, e, sink),
+            },
             Item::HardLink {
                 path,
                 target,

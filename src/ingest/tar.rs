@@ -26,6 +26,7 @@
 //! stream that ends early or cannot be decompressed stops the import with a clear
 //! error; every member before it has been added and is committed.
 
+use std::fs::File;
 use std::io::{self, Read};
 
 use crossbeam_channel::{bounded, Receiver};
@@ -76,10 +77,11 @@ pub(crate) fn run(
         let mut p = Parser {
             name,
             opts,
-            out,
+            out: Out::Pipe(out),
             index,
             seq: 0,
             threshold: opts.stream_threshold(),
+            in_place: false,
         };
         if kind == Compression::None {
             p.parse(stream, kind);
@@ -93,6 +95,162 @@ pub(crate) fn run(
             });
         }
     })
+}
+
+/// Index the members of the uncompressed tar `file` where they lie (`--wrap`): each
+/// regular file becomes a row pointing at its data in shard 0, which the caller
+/// makes a link to `file`, with the CRC32C of those bytes. The rules of
+/// [`TarReader`] and of this module apply, and so do the duplicate, filter and
+/// strip options; members whose bytes in the tar are not their content (sparse
+/// files) and hard links (which have no bytes of their own) are reported and
+/// skipped. The caller checks that `file` is not compressed.
+///
+/// The headers are read on one thread, seeking over member data; the data is
+/// read and checksummed by `opts.workers` threads, member by member (at most two
+/// are useful: the checksum runs at several GB/s).
+pub(crate) fn run_in_place(
+    w: &mut ArchiveWriter,
+    file: &File,
+    name: &str,
+    opts: &IngestOptions,
+    sink: &mut dyn FnMut(Event),
+) -> Result<Summary> {
+    let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::Sequential);
+    pipeline::run_parallel(
+        w,
+        opts,
+        sink,
+        move |emit: &mut dyn FnMut(Task) -> bool| {
+            let headers = match file.try_clone() {
+                Ok(f) => f,
+                Err(e) => {
+                    let e = input_error(name, format!("cannot read: {}", super::io_reason(&e)));
+                    emit(Task::Item(Item::Fatal(e)));
+                    return;
+                }
+            };
+            let mut p = Parser {
+                name,
+                opts,
+                out: Out::Tasks {
+                    emit,
+                    file,
+                    asked: 0,
+                },
+                index: None,
+                seq: 0,
+                threshold: opts.stream_threshold(),
+                in_place: true,
+            };
+            // A small buffer: every seek over member data drops it, and what it holds beyond
+            // the header would be read twice.
+            let tar = TarReader::new_seekable(io::BufReader::with_capacity(2048, headers));
+            p.parse_tar(tar, Compression::None);
+        },
+        || {
+            let mut buf = vec![0u8; IN_PLACE_READ];
+            move |seq, task, out: &Outlet| {
+                let item = match task {
+                    Task::Item(item) => item,
+                    Task::Data {
+                        path,
+                        meta,
+                        offset,
+                        size,
+                        shown,
+                    } => match crc_at(file, &mut buf, offset, size) {
+                        Ok(Ok(crc)) => Item::Extent {
+                            path,
+                            meta,
+                            shard: 0,
+                            offset,
+                            size,
+                            crc,
+                        },
+                        Ok(Err(n)) => Item::Fatal(input_error(
+                            name,
+                            format!(
+                                "input ends inside member \"{}\" ({n} of {size} bytes): the \
+                                 tar is truncated",
+                                printable(&shown)
+                            ),
+                        )),
+                        Err(e) => Item::Fatal(input_error(
+                            name,
+                            format!(
+                                "cannot read member \"{}\": {}",
+                                printable(&shown),
+                                super::io_reason(&e)
+                            ),
+                        )),
+                    },
+                };
+                out.send_small(seq, item);
+            }
+        },
+    )
+}
+
+/// Member data is checksummed in reads of this size…
+const IN_PLACE_READ: usize = 1 << 20;
+/// …with the kernel asked to read this far ahead, in steps of a quarter of it.
+const IN_PLACE_AHEAD: u64 = 64 << 20;
+
+/// What the header reader of a tar indexed in place hands to the checksumming
+/// threads.
+enum Task {
+    /// Nothing to read: passed on as it is.
+    Item(Item),
+    /// A member whose `size` bytes at `offset` are its content.
+    Data {
+        path: String,
+        meta: Meta,
+        offset: u64,
+        size: u64,
+        shown: String,
+    },
+}
+
+/// CRC32C of `len` bytes of `file` at `offset`; `Ok(Err(n))` when the file ends
+/// after `n` of them.
+fn crc_at(
+    file: &File,
+    buf: &mut [u8],
+    offset: u64,
+    len: u64,
+) -> io::Result<std::result::Result<u32, u64>> {
+    let mut crc = crc::Crc32c::new();
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        let got = loop {
+            match std::os::unix::fs::FileExt::read_at(file, &mut buf[..n], offset + done) {
+                Ok(k) => break k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        };
+        if got == 0 {
+            return Ok(Err(done));
+        }
+        crc.update(&buf[..got]);
+        done += got as u64;
+    }
+    Ok(Ok(crc.value()))
+}
+
+/// Where the parser's items go.
+enum Out<'a, 'o> {
+    /// Straight to the writer (the member data travels with them).
+    Pipe(&'a Outlet<'o>),
+    /// To the threads that checksum member data in place (`--wrap`); the parser
+    /// asks the kernel to read ahead of them.
+    Tasks {
+        emit: &'a mut dyn FnMut(Task) -> bool,
+        file: &'a File,
+        /// Bytes before this offset were asked to be read ahead.
+        asked: u64,
+    },
 }
 
 fn input_error(name: &str, detail: impl Into<String>) -> Error {
@@ -166,18 +324,40 @@ impl Read for ChannelReader {
 struct Parser<'a, 'o> {
     name: &'a str,
     opts: &'a IngestOptions,
-    out: &'a Outlet<'o>,
+    out: Out<'a, 'o>,
     index: Option<Index>,
     seq: u64,
     threshold: u64,
+    /// Indexing the tar in place (`--wrap`) instead of copying member data.
+    in_place: bool,
 }
 
-impl Parser<'_, '_> {
+impl<'a, 'o> Parser<'a, 'o> {
     /// Send an item under the next sequence number; false once the writer is gone.
     fn send(&mut self, item: Item) -> bool {
-        let ok = self.out.send_small(self.seq, item);
+        let ok = match &mut self.out {
+            Out::Pipe(out) => out.send_small(self.seq, item),
+            Out::Tasks { emit, .. } => emit(Task::Item(item)),
+        };
         self.seq += 1;
         ok
+    }
+
+    /// The writer stopped (an error, or strict mode).
+    fn aborted(&self) -> bool {
+        match &self.out {
+            Out::Pipe(out) => out.aborted(),
+            // Known at the next task sent.
+            Out::Tasks { .. } => false,
+        }
+    }
+
+    /// The outlet of the (sequential) pipeline.
+    fn outlet(&self) -> &'a Outlet<'o> {
+        match self.out {
+            Out::Pipe(out) => out,
+            Out::Tasks { .. } => unreachable!("member data is copied only through the pipe"),
+        }
     }
 
     fn problem(&mut self, name: &[u8], detail: impl Into<String>) -> bool {
@@ -193,7 +373,10 @@ impl Parser<'_, '_> {
     }
 
     fn parse<R: Read>(&mut self, stream: R, kind: Compression) {
-        let mut tar = TarReader::new(stream);
+        self.parse_tar(TarReader::new(stream), kind);
+    }
+
+    fn parse_tar<R: Read>(&mut self, mut tar: TarReader<R>, kind: Compression) {
         loop {
             let record = match tar.next() {
                 Ok(Some(r)) => r,
@@ -287,7 +470,7 @@ impl Parser<'_, '_> {
             _ => {}
         }
         let Some(path) = self.member_path(raw) else {
-            return !self.out.aborted();
+            return !self.aborted();
         };
         let Some(path) = path else {
             return self.send(Item::Skipped(Skip::Quiet));
@@ -339,6 +522,15 @@ impl Parser<'_, '_> {
                         "hard link to a member removed by --strip-components; skipped",
                     );
                 };
+                if self.in_place {
+                    let detail = format!(
+                        "hard link to \"{}\": it has no bytes of its own in the tar, so it \
+                         cannot be indexed in place (convert without --wrap to store a copy); \
+                         skipped",
+                        printable(&target)
+                    );
+                    return self.problem(raw, detail);
+                }
                 if path.is_empty() {
                     return self
                         .problem(raw, "a file cannot be stored at the archive root; skipped");
@@ -364,6 +556,9 @@ impl Parser<'_, '_> {
                 }
                 if self.exists(&path, false) {
                     return self.send(Item::Skipped(Skip::Existing));
+                }
+                if self.in_place {
+                    return self.in_place(&m, path, meta, shown);
                 }
                 self.file(tar, path, meta, m.size, &shown)
             }
@@ -401,6 +596,49 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// Index the current member's data where it lies in the tar (`--wrap`): hand
+    /// it to the checksumming threads.
+    fn in_place(&mut self, m: &Member, path: String, meta: Meta, shown: String) -> bool {
+        // The bytes in the tar are the content only when they are all of it, in
+        // one piece: not for a sparse file with holes.
+        let whole = m.data_len == m.size
+            && m.sparse.as_ref().is_none_or(|map| {
+                map.iter()
+                    .filter(|(_, len)| *len > 0)
+                    .all(|&(off, len)| off == 0 && len == m.size)
+            });
+        if !whole {
+            return self.problem(
+                &m.name,
+                "sparse file: the tar holds its data segments, not its whole content, so \
+                 it cannot be indexed in place (convert without --wrap to store it); skipped",
+            );
+        }
+        let Out::Tasks { emit, file, asked } = &mut self.out else {
+            unreachable!("indexing in place goes through tasks");
+        };
+        // Ask the kernel to read ahead of the checksumming threads.
+        let (at, end) = (m.data_offset, m.data_offset + m.data_len);
+        while *asked < end.saturating_add(IN_PLACE_AHEAD) {
+            let from = (*asked).max(at);
+            let _ = rustix::fs::fadvise(
+                *file,
+                from,
+                std::num::NonZeroU64::new(IN_PLACE_AHEAD / 4),
+                rustix::fs::Advice::WillNeed,
+            );
+            *asked = from + IN_PLACE_AHEAD / 4;
+        }
+        self.seq += 1;
+        emit(Task::Data {
+            path,
+            meta,
+            offset: m.data_offset,
+            size: m.size,
+            shown,
+        })
+    }
+
     /// Send the content (`size` bytes) of the current member as a file.
     fn file<R: Read>(
         &mut self,
@@ -410,6 +648,7 @@ impl Parser<'_, '_> {
         size: u64,
         shown: &str,
     ) -> bool {
+        let out = self.outlet();
         let mut src = tar.content();
         let seq = self.seq;
         self.seq += 1;
@@ -424,14 +663,14 @@ impl Parser<'_, '_> {
             }
         };
         if size <= self.threshold {
-            let Some(ticket) = self.out.reserve(seq, size) else {
+            let Some(ticket) = out.reserve(seq, size) else {
                 return false;
             };
             let mut data = Vec::with_capacity(size as usize);
             match (&mut src).take(size).read_to_end(&mut data) {
                 Ok(n) if n as u64 == size => {
                     let crc = crc::crc32c(&data);
-                    self.out.send(
+                    out.send(
                         seq,
                         Item::File {
                             path,
@@ -443,7 +682,7 @@ impl Parser<'_, '_> {
                     )
                 }
                 Ok(n) => {
-                    self.out.send(seq, Item::Skipped(Skip::Quiet), ticket);
+                    out.send(seq, Item::Skipped(Skip::Quiet), ticket);
                     self.fatal(format!(
                         "input ends inside member \"{}\" ({n} of {size} bytes): \
                          the tar is truncated",
@@ -452,13 +691,13 @@ impl Parser<'_, '_> {
                     false
                 }
                 Err(e) => {
-                    self.out.send(seq, Item::Skipped(Skip::Quiet), ticket);
+                    out.send(seq, Item::Skipped(Skip::Quiet), ticket);
                     self.fatal(cut(e));
                     false
                 }
             }
         } else {
-            let Some(ticket) = self.out.reserve(seq, 0) else {
+            let Some(ticket) = out.reserve(seq, 0) else {
                 return false;
             };
             let (tx, rx) = bounded::<Chunk>(2);
@@ -468,7 +707,7 @@ impl Parser<'_, '_> {
                 size,
                 chunks: rx,
             };
-            if !self.out.send(seq, item, ticket) {
+            if !out.send(seq, item, ticket) {
                 return false;
             }
             let mut left = size;
@@ -495,7 +734,7 @@ impl Parser<'_, '_> {
                 left -= n;
                 if tx.send(Chunk::Data(chunk)).is_err() {
                     // The writer refused the file (a duplicate, …): skip its data.
-                    return !self.out.aborted();
+                    return !self.aborted();
                 }
             }
             true

@@ -188,6 +188,149 @@ pub(crate) fn run(
     )
 }
 
+/// Why the entries of `src` cannot be indexed where they lie in the zip
+/// (`--wrap`): a non-empty entry that is compressed, or an encrypted one. The texts
+/// are Python barecat's, with the first such entry named.
+pub(crate) fn check_in_place(src: &ZipSource) -> Result<()> {
+    let refuse = |detail: String| {
+        Err(Error::Input {
+            path: src.name.clone(),
+            detail,
+        })
+    };
+    for i in 0..src.archive.len() {
+        let Ok(e) = src.archive.by_index_data(i) else {
+            continue; // reported by the import
+        };
+        let shown = String::from_utf8_lossy(e.name_raw()).into_owned();
+        if e.encrypted() {
+            return refuse(format!(
+                "ZIP has encrypted entries (\"{}\"). Cannot wrap encrypted ZIP files.",
+                printable(&shown)
+            ));
+        }
+        if e.size() > 0
+            && (e.compression() != zip::CompressionMethod::Stored
+                || e.compressed_size() != e.size())
+        {
+            return refuse(format!(
+                "ZIP has compressed entries (\"{}\", {}). Use 'zip -0' to create \
+                 uncompressed ZIP, or convert without --wrap.",
+                printable(&shown),
+                e.compression()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Index the entries of the zip `src` where they lie (`--wrap`): each file
+/// becomes a row pointing at its stored bytes in shard 0, which the caller makes
+/// a link to the zip, with the CRC32C of those bytes (checked against the zip's
+/// own CRC-32 on the way). Names, directories, links and duplicates follow the
+/// rules of [`run`]. The caller runs [`check_in_place`] first.
+pub(crate) fn run_in_place(
+    w: &mut ArchiveWriter,
+    src: &ZipSource,
+    opts: &IngestOptions,
+    sink: &mut dyn FnMut(Event),
+) -> Result<Summary> {
+    let archive = &src.archive;
+    let name = &src.name;
+    let total: u64 = (0..archive.len())
+        .filter_map(|i| archive.by_index_data(i).ok().map(|e| e.size()))
+        .sum();
+    sink(Event::Total { bytes: total });
+    pipeline::run_parallel(
+        w,
+        opts,
+        sink,
+        move |emit: &mut dyn FnMut(Task) -> bool| {
+            produce(archive, &src.reader, name, opts, None, emit);
+        },
+        || {
+            let mut archive = archive.clone();
+            let file = src.reader.file.clone();
+            let mut buf = vec![0u8; 1 << 20];
+            move |seq, task, out: &Outlet| {
+                let item = match task {
+                    Task::Item(item) => item,
+                    Task::Load {
+                        index,
+                        path,
+                        shown,
+                        what,
+                    } => in_place(&mut archive, &file, &mut buf, index, path, shown, what),
+                };
+                out.send_small(seq, item);
+            }
+        },
+    )
+}
+
+/// The row of one entry indexed in place.
+#[allow(clippy::too_many_arguments)]
+fn in_place(
+    archive: &mut ZipArchive<PRead>,
+    file: &File,
+    buf: &mut [u8],
+    index: usize,
+    path: String,
+    shown: String,
+    what: What,
+) -> Item {
+    let problem = |detail: String| Item::Problem(Problem::new(shown.clone(), detail));
+    let entry = match archive.by_index_raw(index) {
+        Ok(e) => e,
+        Err(e) => return problem(format!("cannot read: {e}; skipped")),
+    };
+    let mut meta = entry_meta(&entry);
+    if let What::Dir = what {
+        meta.mode = meta.mode.map(|m| (m & !S_IFMT) | S_IFDIR);
+        return Item::Dir { path, meta };
+    }
+    meta.mode = meta.mode.map(|m| (m & !S_IFMT) | S_IFREG);
+    let size = entry.size();
+    let Some(start) = entry.data_start() else {
+        return problem("cannot find its data in the zip; skipped".into());
+    };
+    let expected = entry.crc32();
+    drop(entry);
+    let mut crc = crc::Crc32c::new();
+    let mut zip_crc = crc32fast::Hasher::new();
+    let mut done = 0u64;
+    while done < size {
+        let n = (size - done).min(buf.len() as u64) as usize;
+        match file.read_at(&mut buf[..n], start + done) {
+            Ok(0) => {
+                return problem(format!(
+                    "the zip ends inside its data ({done} of {size} bytes); skipped"
+                ))
+            }
+            Ok(k) => {
+                crc.update(&buf[..k]);
+                zip_crc.update(&buf[..k]);
+                done += k as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return problem(format!("cannot read: {}; skipped", super::io_reason(&e))),
+        }
+    }
+    if zip_crc.finalize() != expected {
+        return problem(
+            "its bytes in the zip do not match the zip's CRC-32 for it; skipped".into(),
+        );
+    }
+    Item::Extent {
+        path,
+        meta,
+        shard: 0,
+        offset: start,
+        size,
+        crc: crc.value(),
+    }
+}
+
 fn produce(
     archive: &ZipArchive<PRead>,
     reader: &PRead,

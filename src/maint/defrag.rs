@@ -117,14 +117,14 @@ impl DefragOptions {
 }
 
 /// Counts the steps of the work; see [`DefragOptions::step_delay`].
-struct Steps {
-    delay: Option<Duration>,
-    crash_after: Option<u64>,
-    done: std::cell::Cell<u64>,
+pub(crate) struct Steps {
+    pub(crate) delay: Option<Duration>,
+    pub(crate) crash_after: Option<u64>,
+    pub(crate) done: std::cell::Cell<u64>,
 }
 
 impl Steps {
-    fn step(&self) {
+    pub(crate) fn step(&self) {
         let n = self.done.get() + 1;
         self.done.set(n);
         if self.crash_after == Some(n) {
@@ -167,11 +167,17 @@ pub struct Analysis {
     /// Bytes and shards after a full defragmentation.
     pub full_after_bytes: u64,
     pub full_after_shards: u64,
+    /// Shards that are symbolic links (an archive merged with `--symlink`, or
+    /// wrapped around a tar or zip): defragmentation refuses to write through them.
+    pub linked_shards: u64,
 }
 
 impl Analysis {
-    /// Bytes a full defragmentation frees.
+    /// Bytes a full defragmentation frees (none when it refuses to run).
     pub fn full_freeable(&self) -> u64 {
+        if self.linked_shards > 0 {
+            return 0;
+        }
         self.summary
             .physical_bytes
             .saturating_sub(self.full_after_bytes)
@@ -180,25 +186,25 @@ impl Analysis {
 
 /// The place of one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Ext {
-    rowid: i64,
-    shard: u64,
-    offset: u64,
-    size: u64,
+pub(crate) struct Ext {
+    pub(crate) rowid: i64,
+    pub(crate) shard: u64,
+    pub(crate) offset: u64,
+    pub(crate) size: u64,
 }
 
 impl Ext {
-    fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         self.offset + self.size
     }
-    fn at(&self) -> (u64, u64) {
+    pub(crate) fn at(&self) -> (u64, u64) {
         (self.shard, self.offset)
     }
 }
 
 /// Every file row in address order, with strict checks: a defragmentation only runs
 /// on a sound index.
-fn load_extents(i: &Index) -> Result<Vec<Ext>> {
+pub(crate) fn load_extents(i: &Index) -> Result<Vec<Ext>> {
     let p = i.path();
     let mut stmt = i
         .conn()
@@ -242,7 +248,7 @@ fn load_extents(i: &Index) -> Result<Vec<Ext>> {
 
 /// The shard files (contiguous from 0) and their lengths; every extent must lie
 /// inside its shard and no two non-empty files may overlap.
-fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBuf, u64, bool)>> {
+pub(crate) fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBuf, u64, bool)>> {
     let shards = layout.contiguous_shards()?;
     let mut out = Vec::with_capacity(shards.len());
     for s in &shards {
@@ -363,6 +369,7 @@ pub fn analyze(path: &Path) -> Result<Analysis> {
         hole_sizes,
         full_after_bytes: ends.iter().take(kept as usize).sum(),
         full_after_shards: kept.min(shards.len() as u64),
+        linked_shards: shards.iter().filter(|s| s.2).count() as u64,
     })
 }
 
@@ -409,23 +416,14 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
                 .map_err(|e| Error::io(p, e))?,
         );
     }
-    let mut mover = Mover {
+    let mut mover = Mover::new(
         index,
         files,
-        paths: shards.iter().map(|s| s.0.clone()).collect(),
-        copier: Copier::new(),
-        runs: Vec::new(),
-        rows: Vec::new(),
-        touched: BTreeSet::new(),
-        first_src: Vec::new(),
-        batch_bytes: 0,
-        batch_started: Instant::now(),
-        steps: &steps,
-        tuning: opts.tuning,
+        shards.iter().map(|s| s.0.clone()).collect(),
+        &steps,
+        opts.tuning,
         progress,
-        moved_files: 0,
-        moved_bytes: 0,
-    };
+    );
     match opts.mode {
         DefragMode::Full => {
             progress.set_total(live);
@@ -509,7 +507,7 @@ struct Run {
 }
 
 /// Copies files, syncs and commits their new rows, batch by batch.
-struct Mover<'a> {
+pub(crate) struct Mover<'a> {
     index: &'a Index,
     files: Vec<File>,
     paths: Vec<PathBuf>,
@@ -532,7 +530,41 @@ struct Mover<'a> {
     moved_bytes: u64,
 }
 
-impl Mover<'_> {
+impl<'a> Mover<'a> {
+    /// A mover over the open shard `files` (indexed by shard number, with their
+    /// `paths`), committing through `index`.
+    pub(crate) fn new(
+        index: &'a Index,
+        files: Vec<File>,
+        paths: Vec<PathBuf>,
+        steps: &'a Steps,
+        tuning: Tuning,
+        progress: &'a Progress,
+    ) -> Mover<'a> {
+        Mover {
+            index,
+            files,
+            paths,
+            copier: Copier::new(),
+            runs: Vec::new(),
+            rows: Vec::new(),
+            touched: BTreeSet::new(),
+            first_src: Vec::new(),
+            batch_bytes: 0,
+            batch_started: Instant::now(),
+            steps,
+            tuning,
+            progress,
+            moved_files: 0,
+            moved_bytes: 0,
+        }
+    }
+
+    /// Files and bytes moved so far.
+    pub(crate) fn moved(&self) -> (u64, u64) {
+        (self.moved_files, self.moved_bytes)
+    }
+
     fn pause(&self) {
         self.steps.step();
     }
@@ -548,6 +580,20 @@ impl Mover<'_> {
                 && r.src_off + r.len == src_off
                 && r.dst_off + r.len == dst_off
             {
+                r.len += len;
+                return;
+            }
+            // Files taken from the end backwards into another shard (reshard): the
+            // run grows at its front. (Not within one shard, where the joined
+            // ranges could overlap.)
+            if r.src_shard == src_shard
+                && r.dst_shard == dst_shard
+                && src_shard != dst_shard
+                && src_off + len == r.src_off
+                && dst_off + len == r.dst_off
+            {
+                r.src_off = src_off;
+                r.dst_off = dst_off;
                 r.len += len;
                 return;
             }
@@ -619,7 +665,7 @@ impl Mover<'_> {
     }
 
     /// Copy, sync and commit the open batch.
-    fn flush(&mut self) -> Result<()> {
+    pub(crate) fn flush(&mut self) -> Result<()> {
         self.copy_and_sync()?;
         self.commit_rows()?;
         self.first_src.clear();
@@ -632,13 +678,13 @@ impl Mover<'_> {
         self.rows.is_empty() && self.runs.is_empty()
     }
 
-    fn batch_due(&self) -> bool {
+    pub(crate) fn batch_due(&self) -> bool {
         self.batch_bytes >= self.tuning.batch_bytes
             || self.batch_started.elapsed() >= self.tuning.batch_time
     }
 
     /// Add the move of `exts[i]` to `to` to the open batch.
-    fn add_move(&mut self, e: &mut Ext, to: (u64, u64)) {
+    pub(crate) fn add_move(&mut self, e: &mut Ext, to: (u64, u64)) {
         self.copy(e.shard, e.offset, to.0, to.1, e.size);
         self.rows.push((e.rowid, to.0, to.1));
         if e.size > 0 && !self.first_src.iter().any(|(s, _)| *s == e.shard) {
@@ -662,7 +708,10 @@ impl Mover<'_> {
 
     // ------------------------------------------------------------------ full
 
-    fn full(&mut self, exts: &mut [Ext], targets: &[(u64, u64)]) -> Result<()> {
+    /// Move every file to its target, in address order. A target is never after
+    /// the file's place in the same shard's bytes that are still to be read: it
+    /// is at or before the file's own place, or in a shard that holds no file.
+    pub(crate) fn full(&mut self, exts: &mut [Ext], targets: &[(u64, u64)]) -> Result<()> {
         let mut i = 0;
         while i < exts.len() {
             let e = exts[i];
@@ -905,11 +954,21 @@ pub fn write_analysis(a: &Analysis, out: &mut dyn std::io::Write) -> std::io::Re
         "Utilization:         {:.1}%",
         utilization(s.live_bytes, s.physical_bytes) * 100.0
     )?;
-    writeln!(
-        out,
-        "Shards:              {} now, {} after a full defrag",
-        s.shards, a.full_after_shards
-    )?;
+    if a.linked_shards > 0 {
+        writeln!(
+            out,
+            "Shards:              {} now, {} of them links to files of others (a tar or zip \
+             wrapped with --wrap, or archives merged with --symlink): defrag does not write \
+             through them",
+            s.shards, a.linked_shards
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Shards:              {} now, {} after a full defrag",
+            s.shards, a.full_after_shards
+        )?;
+    }
     let h = &a.hole_sizes;
     if !h.is_empty() {
         let n = h.len();

@@ -12,7 +12,9 @@ pub mod inputs;
 pub mod merge;
 pub mod merge_symlink;
 pub mod ncdu;
+pub mod reshard;
 pub mod space;
+pub mod upgrade;
 pub mod verify;
 
 mod copy;

@@ -14,7 +14,9 @@ pub struct ShardSpace {
     pub shard: u64,
     /// Does the shard file exist (and can its length be read)?
     pub present: bool,
-    /// Is the shard a symbolic link (a symlink-merged archive)?
+    /// Is the shard a symbolic link (an archive merged with `--symlink`, or
+    /// wrapped around a tar or zip)? Its holes and trailing bytes belong to the
+    /// linked file and are not counted as reclaimable.
     pub symlink: bool,
     /// Length of the shard file on disk (0 when missing).
     pub length: u64,
@@ -41,11 +43,16 @@ pub struct SpaceSummary {
     pub physical_bytes: u64,
     /// Sum of the file sizes.
     pub live_bytes: u64,
+    /// Holes of the shards of the archive's own (not of linked ones).
     pub holes: u64,
     pub hole_bytes: u64,
+    /// Bytes after the logical end of the archive's own shards.
     pub trailing_bytes: u64,
     /// Holes plus trailing bytes: what a full defragmentation frees at most.
     pub reclaimable_bytes: u64,
+    /// Bytes of linked shards that no file refers to (the headers of a wrapped
+    /// tar, the holes of another archive): not this archive's to give back.
+    pub linked_unused_bytes: u64,
     /// live bytes / physical bytes (1 for an empty archive).
     pub utilization: f64,
 }
@@ -159,6 +166,10 @@ impl SpaceScanner {
                 sum.physical_bytes += s.length;
             }
             sum.live_bytes += s.live_bytes;
+            if s.symlink {
+                sum.linked_unused_bytes += s.hole_bytes + s.trailing_bytes;
+                continue;
+            }
             sum.holes += s.holes;
             sum.hole_bytes += s.hole_bytes;
             sum.trailing_bytes += s.trailing_bytes;

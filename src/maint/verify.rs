@@ -1347,7 +1347,24 @@ pub fn write_human(
         human(s.hole_bytes),
         s.holes,
         human(s.trailing_bytes)
-    )
+    )?;
+    if s.linked_unused_bytes > 0 {
+        writeln!(
+            out,
+            "Linked shards: {} of their bytes belong to no file here (the headers of a \
+             wrapped tar or zip, or another archive's holes); not reclaimable here.",
+            human(s.linked_unused_bytes)
+        )?;
+    }
+    if report.files_without_crc > 0 {
+        writeln!(
+            out,
+            "{} file(s) have no stored CRC32C (as Python barecat's --wrap leaves them): \
+             their bytes were read but could not be checked.",
+            report.files_without_crc
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
