@@ -100,7 +100,12 @@ impl Glob {
 
     /// Does the whole of `path` match?
     pub fn is_match(&self, path: &str) -> bool {
-        let names: Vec<&str> = path.split('/').collect();
+        // The root `""` has no segment at all (only a lone `**` matches it).
+        let names: Vec<&str> = if path.is_empty() {
+            Vec::new()
+        } else {
+            path.split('/').collect()
+        };
         let mut failed = vec![false; (self.segs.len() + 1) * (names.len() + 1)];
         self.match_from(0, 0, &names, &mut failed)
     }
@@ -307,6 +312,10 @@ mod tests {
         assert!(m("a/**/b", true, false, "a/b"));
         assert!(m("a/**/b", true, false, "a/x/y/b"));
         assert!(m("**", true, false, "a/b"));
+        // The root (as Python's regex for `**` matches the empty string).
+        assert!(m("**", true, false, ""));
+        assert!(!m("*", true, false, ""));
+        assert!(!m("a/**", true, false, ""));
         // Not recursive: ** is *.
         assert!(!m("**/*.txt", false, false, "a.txt"));
         assert!(m("**/*.txt", false, false, "x/a.txt"));

@@ -69,7 +69,9 @@ impl Selection {
                     recursive: raw.contains("**"),
                     include_hidden: false,
                 };
-                archive.glob(&mpath::normalize(raw), opts)?
+                archive
+                    .glob(&mpath::normalize(raw), opts)?
+                    .collect::<Result<Vec<_>>>()?
             } else {
                 archive.lookup(raw)?.into_iter().collect()
             };

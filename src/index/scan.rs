@@ -1,0 +1,326 @@
+//! Paged scans of the `files` and `dirs` tables: the one mechanism behind every walk
+//! over the index (listings, globs, `find`, `tree`, the ncdu export, file
+//! iteration).
+//!
+//! A scan is a table, a key order and a set of conditions. It is read a page at a
+//! time: each page is one query that seeks to just after the last row of the
+//! previous page (`(path, rowid) > (?, ?)`, `rowid > ?` or `(shard, offset, rowid) >
+//! (?, ?, ?)`) and stops after `limit` rows, so that
+//!
+//! * a walk costs a number of row visits proportional to the rows it yields (the
+//!   key condition is a real seek, never `? IS NULL OR …`, which SQLite cannot use
+//!   to seek and which makes every page scan from the start);
+//! * memory is one page, however large the archive;
+//! * no read transaction is held between pages, so writers are not kept waiting by
+//!   a long listing (each page sees the last committed state).
+//!
+//! Keys are kept as the values stored, so a scan steps over rows that do not decode
+//! (each such row is an error item, and the scan goes on).
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::ToSql;
+
+use super::{prefix_upper_bound, Index, DIR_COLS, FILE_COLS};
+use crate::entry::Entry;
+use crate::error::{Error, Result, SqlContext};
+
+/// The table a scan reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    Files,
+    Dirs,
+}
+
+/// The order a scan yields rows in, which is also the key it pages on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanOrder {
+    /// By path (byte order), then row id.
+    Path,
+    /// By row id: insertion order, and the order of SQLite's plain table scans.
+    Rowid,
+    /// By shard, offset, row id (files only): the order of the bytes in the shards.
+    Address,
+}
+
+/// A comparison of [`Cond::Size`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Less,
+    Equal,
+    Greater,
+}
+
+/// One condition of a scan; a scan yields the rows that meet all of its conditions.
+/// Paths are normalized archive paths (`""` is the root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cond {
+    /// The path is the directory or lies below it (everything, for the root).
+    Subtree(String),
+    /// The path lies strictly below the directory.
+    Below(String),
+    /// The `parent` column is the directory: its children through the parent
+    /// index, which hands them out in row-id order.
+    Parent(String),
+    /// Directly in the directory, found from the path alone: a range of the path
+    /// index that also passes over the deeper rows of the subtree. The cheaper way
+    /// to list a huge directory in path order.
+    ChildOf(String),
+    /// The path starts with these bytes.
+    Prefix(Vec<u8>),
+    /// The path matches at least one of these SQLite GLOB patterns.
+    Glob(Vec<String>),
+    /// The path matches none of these SQLite GLOB patterns.
+    NotGlob(Vec<String>),
+    /// `size` (files) or `size_tree` (dirs) compared with a number (NULL never
+    /// compares).
+    Size(Cmp, i64),
+    /// At most this many path components (the root has 0).
+    MaxDepth(i64),
+    /// Not the root directory.
+    NotRoot,
+}
+
+/// What to scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanSpec {
+    pub table: Table,
+    pub order: ScanOrder,
+    pub conds: Vec<Cond>,
+}
+
+impl ScanSpec {
+    pub fn new(table: Table, order: ScanOrder) -> ScanSpec {
+        ScanSpec {
+            table,
+            order,
+            conds: Vec::new(),
+        }
+    }
+
+    /// Add a condition.
+    pub fn with(mut self, cond: Cond) -> ScanSpec {
+        self.conds.push(cond);
+        self
+    }
+
+    fn key_columns(&self) -> &'static [&'static str] {
+        match self.order {
+            ScanOrder::Path => &["path", "rowid"],
+            ScanOrder::Rowid => &["rowid"],
+            ScanOrder::Address => &["shard", "offset", "rowid"],
+        }
+    }
+
+    /// The SQL of a page and its parameters (the key's come last, then the limit).
+    fn sql(&self, after: Option<&ScanKey>) -> (String, Vec<Bind>) {
+        let mut binds = Vec::new();
+        let mut conds: Vec<String> = Vec::new();
+        let bind = |v: Bind, binds: &mut Vec<Bind>| {
+            binds.push(v);
+            format!("?{}", binds.len())
+        };
+        let text = |s: &str| Bind::Text(s.as_bytes().to_vec());
+        for c in &self.conds {
+            let sql = match c {
+                Cond::Subtree(d) if d.is_empty() => continue,
+                Cond::Subtree(d) => {
+                    // [d, d0) holds d, everything below it and names like "d.x" (which
+                    // sort before "d/"): the range seeks, the rest filters.
+                    let a = bind(text(d), &mut binds);
+                    let b = bind(text(&format!("{d}0")), &mut binds);
+                    let c = bind(text(&format!("{d}/")), &mut binds);
+                    format!("path >= {a} AND path < {b} AND (path = {a} OR path >= {c})")
+                }
+                Cond::Below(d) if d.is_empty() => "path > ''".to_string(),
+                Cond::Below(d) => {
+                    let a = bind(text(&format!("{d}/")), &mut binds);
+                    let b = bind(text(&format!("{d}0")), &mut binds);
+                    format!("path >= {a} AND path < {b}")
+                }
+                Cond::Parent(d) => format!("parent = {}", bind(text(d), &mut binds)),
+                Cond::ChildOf(d) if d.is_empty() => "path > '' AND instr(path, '/') = 0".into(),
+                Cond::ChildOf(d) => {
+                    let a = bind(text(&format!("{d}/")), &mut binds);
+                    let b = bind(text(&format!("{d}0")), &mut binds);
+                    // substr counts characters; the name starts after "d/".
+                    let from = bind(Bind::Int(d.chars().count() as i64 + 2), &mut binds);
+                    format!("path >= {a} AND path < {b} AND instr(substr(path, {from}), '/') = 0")
+                }
+                Cond::Prefix(p) if p.is_empty() => continue,
+                Cond::Prefix(p) => {
+                    let a = bind(Bind::Text(p.clone()), &mut binds);
+                    match prefix_upper_bound(p) {
+                        Some(hi) => {
+                            let b = bind(Bind::Text(hi), &mut binds);
+                            format!("path >= {a} AND path < {b}")
+                        }
+                        None => format!("path >= {a}"),
+                    }
+                }
+                Cond::Glob(pats) | Cond::NotGlob(pats) => {
+                    let any: Vec<String> = pats
+                        .iter()
+                        .map(|p| format!("path GLOB {}", bind(text(p), &mut binds)))
+                        .collect();
+                    let any = if any.is_empty() {
+                        "0".to_string()
+                    } else {
+                        any.join(" OR ")
+                    };
+                    if matches!(c, Cond::Glob(_)) {
+                        format!("({any})")
+                    } else {
+                        format!("NOT ({any})")
+                    }
+                }
+                Cond::Size(cmp, n) => {
+                    let col = match self.table {
+                        Table::Files => "size",
+                        Table::Dirs => "size_tree",
+                    };
+                    let op = match cmp {
+                        Cmp::Less => "<",
+                        Cmp::Equal => "=",
+                        Cmp::Greater => ">",
+                    };
+                    format!("{col} {op} {}", bind(Bind::Int(*n), &mut binds))
+                }
+                Cond::MaxDepth(n) => format!(
+                    "length(path) - length(replace(path, '/', '')) + (path != '') <= {}",
+                    bind(Bind::Int(*n), &mut binds)
+                ),
+                Cond::NotRoot => "path != ''".to_string(),
+            };
+            conds.push(sql);
+        }
+        let keys = self.key_columns();
+        if let Some(after) = after {
+            let params: Vec<String> = after
+                .0
+                .iter()
+                .map(|v| bind(v.clone(), &mut binds))
+                .collect();
+            conds.push(format!("({}) > ({})", keys.join(", "), params.join(", ")));
+        }
+        let (table, cols) = match self.table {
+            Table::Files => ("files", FILE_COLS),
+            Table::Dirs => ("dirs", DIR_COLS),
+        };
+        let limit = bind(Bind::Int(0), &mut binds);
+        let wher = if conds.is_empty() {
+            "1".to_string()
+        } else {
+            conds.join(" AND ")
+        };
+        let sql = format!(
+            "SELECT {cols}, {keys} FROM {table} WHERE {wher} ORDER BY {keys} LIMIT {limit}",
+            keys = keys.join(", ")
+        );
+        (sql, binds)
+    }
+}
+
+/// Where a scan stands: the key columns of the last row read, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanKey(Vec<Bind>);
+
+/// One page of a scan.
+#[derive(Debug)]
+pub struct ScanPage {
+    /// The rows in order; a row that does not decode is an error naming it.
+    pub rows: Vec<Result<Entry>>,
+    /// The key of the last row (`None` when the page is empty).
+    pub last: Option<ScanKey>,
+}
+
+/// A value bound to a statement: text need not be valid UTF-8.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bind {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(Vec<u8>),
+    Blob(Vec<u8>),
+}
+
+impl ToSql for Bind {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self {
+            Bind::Null => ValueRef::Null,
+            Bind::Int(i) => ValueRef::Integer(*i),
+            Bind::Real(f) => ValueRef::Real(*f),
+            Bind::Text(t) => ValueRef::Text(t),
+            Bind::Blob(b) => ValueRef::Blob(b),
+        }))
+    }
+}
+
+fn owned(v: ValueRef<'_>) -> Bind {
+    match v {
+        ValueRef::Null => Bind::Null,
+        ValueRef::Integer(i) => Bind::Int(i),
+        ValueRef::Real(f) => Bind::Real(f),
+        ValueRef::Text(t) => Bind::Text(t.to_vec()),
+        ValueRef::Blob(b) => Bind::Blob(b.to_vec()),
+    }
+}
+
+impl Index {
+    /// Up to `limit` rows of `spec` after `after` (from the start when `None`).
+    pub fn scan_page(
+        &self,
+        spec: &ScanSpec,
+        after: Option<&ScanKey>,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        let (sql, mut binds) = spec.sql(after);
+        if let Some(Bind::Int(l)) = binds.last_mut() {
+            *l = limit.min(i64::MAX as usize) as i64;
+        }
+        let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
+        for (n, b) in binds.iter().enumerate() {
+            stmt.raw_bind_parameter(n + 1, b).at(&self.path)?;
+        }
+        let first_key = match spec.table {
+            Table::Files => FILE_COLS.split(',').count(),
+            Table::Dirs => DIR_COLS.split(',').count(),
+        };
+        let nkeys = spec.key_columns().len();
+        let mut rows = stmt.raw_query();
+        let mut out = Vec::new();
+        let mut last = None;
+        while let Some(row) = rows.next().at(&self.path)? {
+            let key = (0..nkeys)
+                .map(|k| row.get_ref(first_key + k).map(owned))
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .at(&self.path)?;
+            last = Some(ScanKey(key));
+            out.push(
+                match spec.table {
+                    Table::Files => super::decode_file(row).map(Entry::File),
+                    Table::Dirs => super::decode_dir(row).map(Entry::Dir),
+                }
+                .map_err(|d| Error::corrupt(&self.path, d)),
+            );
+        }
+        Ok(ScanPage { rows: out, last })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_conditions_seek() {
+        let spec = ScanSpec::new(Table::Files, ScanOrder::Path).with(Cond::Below("a".into()));
+        let (first, _) = spec.sql(None);
+        assert!(!first.contains("IS NULL"), "{first}");
+        let (next, binds) = spec.sql(Some(&ScanKey(vec![
+            Bind::Text(b"a/x".to_vec()),
+            Bind::Int(3),
+        ])));
+        assert!(next.contains("(path, rowid) > (?3, ?4)"), "{next}");
+        assert_eq!(binds.len(), 5);
+    }
+}
