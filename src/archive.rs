@@ -389,9 +389,8 @@ impl Archive {
             Order::Address => ScanOrder::Address,
             Order::Insertion => ScanOrder::Rowid,
         };
-        let spec = ScanSpec::new(Table::Files, order).with(Cond::Below(mpath::normalize(within)));
         FileIter {
-            scan: Scan::new(self, spec),
+            scan: walk::files_below(self, &mpath::normalize(within), order),
         }
     }
 

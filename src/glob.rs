@@ -100,12 +100,17 @@ impl Glob {
 
     /// Does the whole of `path` match?
     pub fn is_match(&self, path: &str) -> bool {
-        // The root `""` has no segment at all (only a lone `**` matches it).
-        let names: Vec<&str> = if path.is_empty() {
-            Vec::new()
-        } else {
-            path.split('/').collect()
-        };
+        if path.is_empty() {
+            // The root has no segment at all: only `**` segments match it, and a
+            // trailing `/` after them (Python's regex for `**/` matches "").
+            let n = self.segs.len();
+            return self.segs.iter().enumerate().all(|(i, s)| match s {
+                Seg::AnySegments => true,
+                Seg::Literal(l) => l.is_empty() && i + 1 == n && i > 0,
+                Seg::Wild { .. } => false,
+            });
+        }
+        let names: Vec<&str> = path.split('/').collect();
         let mut failed = vec![false; (self.segs.len() + 1) * (names.len() + 1)];
         self.match_from(0, 0, &names, &mut failed)
     }
@@ -316,6 +321,10 @@ mod tests {
         assert!(m("**", true, false, ""));
         assert!(!m("*", true, false, ""));
         assert!(!m("a/**", true, false, ""));
+        assert!(m("**/", true, false, ""));
+        assert!(m("**/**", true, false, ""));
+        assert!(!m("/**", true, false, ""));
+        assert!(!m("**/", false, false, ""));
         // Not recursive: ** is *.
         assert!(!m("**/*.txt", false, false, "a.txt"));
         assert!(m("**/*.txt", false, false, "x/a.txt"));

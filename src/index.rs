@@ -512,6 +512,30 @@ impl Index {
         })
     }
 
+    /// The number of rows of `table` that `sqlite_stat1` records (what SQLite's
+    /// query planner believes), `None` without statistics for it.
+    pub fn stat1_rows(&self, table: &str) -> Result<Option<i64>> {
+        let exists: bool = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            .at(&self.path)?
+            > 0;
+        if !exists {
+            return Ok(None);
+        }
+        let stat: Option<String> = self
+            .conn
+            .prepare_cached("SELECT CAST(stat AS TEXT) FROM sqlite_stat1 WHERE tbl = ?1 LIMIT 1")
+            .and_then(|mut s| {
+                s.query_row([table], |r| r.get::<_, Option<String>>(0))
+                    .optional()
+            })
+            .at(&self.path)?
+            .flatten();
+        Ok(stat.and_then(|s| s.split_whitespace().next()?.parse().ok()))
+    }
+
     /// The sizes of the entries directly in `dir` added up: each file's size and
     /// each subdirectory's total (the `total` line of `ls -l`).
     pub fn children_size(&self, dir: &str) -> Result<i64> {

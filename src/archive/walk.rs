@@ -9,6 +9,7 @@
 //! the previous page instead of starting over (see [`crate::index::scan`]).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use crate::archive::Archive;
 use crate::entry::{DirInfo, Entry, FileInfo};
@@ -22,13 +23,28 @@ pub const PAGE: usize = 4096;
 /// walk cost little memory while a walk holds one scan per level.
 const FIRST_PAGE: usize = 64;
 
+static MAX_PAGE: AtomicUsize = AtomicUsize::new(PAGE);
+
+/// Test hook: make every scan read pages of at most `rows` rows (at least 1), so
+/// that tests walk many pages over small archives.
+#[doc(hidden)]
+pub fn set_max_page(rows: usize) {
+    MAX_PAGE.store(rows.max(1), Relaxed);
+}
+
+fn max_page() -> usize {
+    MAX_PAGE.load(Relaxed)
+}
+
 /// A paged scan of the index. Yields `Err` for a row that does not decode (and goes
-/// on) or when the index cannot be read (and stops).
+/// on) or when the index cannot be read (and stops); [`Scan::next_row`] tells the
+/// two apart.
 pub struct Scan<'a> {
     archive: &'a Archive,
     spec: ScanSpec,
     after: Option<ScanKey>,
     buf: VecDeque<Result<Entry>>,
+    fatal: Option<Error>,
     page: usize,
     done: bool,
 }
@@ -40,6 +56,7 @@ impl<'a> Scan<'a> {
             spec,
             after: None,
             buf: VecDeque::new(),
+            fatal: None,
             page: FIRST_PAGE,
             done: false,
         }
@@ -49,7 +66,7 @@ impl<'a> Scan<'a> {
         if !self.buf.is_empty() || self.done {
             return;
         }
-        let limit = self.page;
+        let limit = self.page.min(max_page());
         self.page = (self.page * 4).min(PAGE);
         match self
             .archive
@@ -64,15 +81,31 @@ impl<'a> Scan<'a> {
             }
             Err(e) => {
                 self.done = true;
-                self.buf.push_back(Err(e));
+                self.fatal = Some(e);
             }
         }
     }
 
-    /// The next item, without taking it.
+    /// The next row: `Err` when the index cannot be read (the scan ends), `Ok(Err)`
+    /// for a row that does not decode (the scan goes on).
+    pub fn next_row(&mut self) -> Option<Result<Result<Entry>>> {
+        self.fill();
+        match self.buf.pop_front() {
+            Some(r) => Some(Ok(r)),
+            None => self.fatal.take().map(Err),
+        }
+    }
+
+    /// Is there a next item? (Reads the next page when needed.)
     pub fn peek(&mut self) -> Option<&Result<Entry>> {
         self.fill();
         self.buf.front()
+    }
+
+    /// Is there a next item, a failure to read included?
+    fn has_next(&mut self) -> bool {
+        self.fill();
+        !self.buf.is_empty() || self.fatal.is_some()
     }
 }
 
@@ -80,8 +113,7 @@ impl Iterator for Scan<'_> {
     type Item = Result<Entry>;
 
     fn next(&mut self) -> Option<Result<Entry>> {
-        self.fill();
-        self.buf.pop_front()
+        self.next_row().map(|r| r.and_then(|x| x))
     }
 }
 
@@ -163,8 +195,9 @@ pub fn children<'a>(
                 Table::Dirs => (dir.num_subdirs, dir.num_subdirs.saturating_mul(16)),
             };
             let direct = direct.max(0) as u128;
-            let sort_cost = direct * direct / PAGE as u128;
-            let cond = if direct > PAGE as u128 && (subtree.max(0) as u128) < sort_cost {
+            let page = max_page() as u128;
+            let sort_cost = direct * direct / page;
+            let cond = if direct > page && (subtree.max(0) as u128) < sort_cost {
                 Cond::ChildOf(dir.path.clone())
             } else {
                 by_parent
@@ -172,6 +205,24 @@ pub fn children<'a>(
             ScanSpec::new(table, ScanOrder::Path).with(cond)
         }
     };
+    Scan::new(archive, spec)
+}
+
+/// The files strictly below the directory `within` (all files for `""`), in
+/// `order`. In row-id or address order a small subtree (by its counters) is read as
+/// a range of the path index sorted a page at a time, a large one by passing over
+/// the whole table in that order.
+pub fn files_below<'a>(archive: &'a Archive, within: &str, order: ScanOrder) -> Scan<'a> {
+    let small = order != ScanOrder::Path
+        && !within.is_empty()
+        && archive
+            .with_index(|i| i.dir(within))
+            .ok()
+            .flatten()
+            .is_some_and(|d| (d.num_files_tree.max(0) as u64) <= 16 * max_page() as u64);
+    let spec = ScanSpec::new(Table::Files, order)
+        .with(Cond::Below(within.to_string()))
+        .sorting_range(small);
     Scan::new(archive, spec)
 }
 
@@ -325,8 +376,7 @@ impl<'a> Walk<'a> {
         let (archive, order) = (self.archive, self.opts.order);
         f.dirs
             .get_or_insert_with(|| children(archive, &f.dir, Table::Dirs, order))
-            .peek()
-            .is_some()
+            .has_next()
     }
 
     /// Does the frame's directory have any (more) files that will be yielded?
@@ -335,7 +385,7 @@ impl<'a> Walk<'a> {
             return false;
         }
         match &mut f.files {
-            Some(s) => s.peek().is_some(),
+            Some(s) => s.has_next(),
             // Not started: one row is enough to know (no page of files is held
             // while the subdirectories are walked).
             None => self

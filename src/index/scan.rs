@@ -86,6 +86,10 @@ pub struct ScanSpec {
     pub table: Table,
     pub order: ScanOrder,
     pub conds: Vec<Cond>,
+    /// In row-id or address order: let the path conditions seek, and have each page
+    /// sorted. Worth it for a small range of a large table (a page then costs the
+    /// range, not the table); quadratic for a large range.
+    pub sort_range: bool,
 }
 
 impl ScanSpec {
@@ -94,7 +98,14 @@ impl ScanSpec {
             table,
             order,
             conds: Vec::new(),
+            sort_range: false,
         }
+    }
+
+    /// Set [`ScanSpec::sort_range`].
+    pub fn sorting_range(mut self, on: bool) -> ScanSpec {
+        self.sort_range = on;
+        self
     }
 
     /// Add a condition.
@@ -112,6 +123,16 @@ impl ScanSpec {
     }
 
     /// The SQL of a page and its parameters (the key's come last, then the limit).
+    ///
+    /// What SQLite may seek on is chosen here, not left to the planner, because with
+    /// two lower bounds on `path` (a condition's and the key's) it may seek on the
+    /// condition's and so start every page from the same place:
+    ///
+    /// * in path order, a page after the first seeks on its key only: the lower
+    ///   bounds of the conditions (and the ranges SQLite derives from GLOB patterns)
+    ///   are written `+path …`, which only filters; upper bounds still end the range;
+    /// * in row-id and address order, no condition on `path` seeks: the rows come
+    ///   from the table (or the parent or shard index) in key order, filtered.
     fn sql(&self, after: Option<&ScanKey>) -> (String, Vec<Bind>) {
         let mut binds = Vec::new();
         let mut conds: Vec<String> = Vec::new();
@@ -120,6 +141,18 @@ impl ScanSpec {
             format!("?{}", binds.len())
         };
         let text = |s: &str| Bind::Text(s.as_bytes().to_vec());
+        let path_order = self.order == ScanOrder::Path;
+        // The column as written in lower bounds (and GLOB), and in upper bounds.
+        let lo_col = if (path_order && after.is_none()) || (!path_order && self.sort_range) {
+            "path"
+        } else {
+            "+path"
+        };
+        let hi_col = if path_order || self.sort_range {
+            "path"
+        } else {
+            "+path"
+        };
         for c in &self.conds {
             let sql = match c {
                 Cond::Subtree(d) if d.is_empty() => continue,
@@ -129,22 +162,27 @@ impl ScanSpec {
                     let a = bind(text(d), &mut binds);
                     let b = bind(text(&format!("{d}0")), &mut binds);
                     let c = bind(text(&format!("{d}/")), &mut binds);
-                    format!("path >= {a} AND path < {b} AND (path = {a} OR path >= {c})")
+                    format!("{lo_col} >= {a} AND {hi_col} < {b} AND (+path = {a} OR +path >= {c})")
                 }
-                Cond::Below(d) if d.is_empty() => "path > ''".to_string(),
+                Cond::Below(d) if d.is_empty() => format!("{lo_col} > ''"),
                 Cond::Below(d) => {
                     let a = bind(text(&format!("{d}/")), &mut binds);
                     let b = bind(text(&format!("{d}0")), &mut binds);
-                    format!("path >= {a} AND path < {b}")
+                    format!("{lo_col} >= {a} AND {hi_col} < {b}")
                 }
                 Cond::Parent(d) => format!("parent = {}", bind(text(d), &mut binds)),
-                Cond::ChildOf(d) if d.is_empty() => "path > '' AND instr(path, '/') = 0".into(),
+                Cond::ChildOf(d) if d.is_empty() => {
+                    format!("{lo_col} > '' AND instr(path, '/') = 0")
+                }
                 Cond::ChildOf(d) => {
                     let a = bind(text(&format!("{d}/")), &mut binds);
                     let b = bind(text(&format!("{d}0")), &mut binds);
                     // substr counts characters; the name starts after "d/".
                     let from = bind(Bind::Int(d.chars().count() as i64 + 2), &mut binds);
-                    format!("path >= {a} AND path < {b} AND instr(substr(path, {from}), '/') = 0")
+                    format!(
+                        "{lo_col} >= {a} AND {hi_col} < {b} \
+                         AND instr(substr(path, {from}), '/') = 0"
+                    )
                 }
                 Cond::Prefix(p) if p.is_empty() => continue,
                 Cond::Prefix(p) => {
@@ -152,15 +190,23 @@ impl ScanSpec {
                     match prefix_upper_bound(p) {
                         Some(hi) => {
                             let b = bind(Bind::Text(hi), &mut binds);
-                            format!("path >= {a} AND path < {b}")
+                            format!("{lo_col} >= {a} AND {hi_col} < {b}")
                         }
-                        None => format!("path >= {a}"),
+                        None => format!("{lo_col} >= {a}"),
                     }
                 }
                 Cond::Glob(pats) | Cond::NotGlob(pats) => {
+                    // GLOB seeks only where a lower bound may (SQLite derives a range
+                    // from its literal prefix); where it may not, `+path` keeps it a
+                    // filter. A NOT GLOB never seeks.
+                    let col = if matches!(c, Cond::Glob(_)) {
+                        lo_col
+                    } else {
+                        "+path"
+                    };
                     let any: Vec<String> = pats
                         .iter()
-                        .map(|p| format!("path GLOB {}", bind(text(p), &mut binds)))
+                        .map(|p| format!("{col} GLOB {}", bind(text(p), &mut binds)))
                         .collect();
                     let any = if any.is_empty() {
                         "0".to_string()
@@ -189,7 +235,7 @@ impl ScanSpec {
                     "length(path) - length(replace(path, '/', '')) + (path != '') <= {}",
                     bind(Bind::Int(*n), &mut binds)
                 ),
-                Cond::NotRoot => "path != ''".to_string(),
+                Cond::NotRoot => "+path != ''".to_string(),
             };
             conds.push(sql);
         }
@@ -200,7 +246,16 @@ impl ScanSpec {
                 .iter()
                 .map(|v| bind(v.clone(), &mut binds))
                 .collect();
-            conds.push(format!("({}) > ({})", keys.join(", "), params.join(", ")));
+            // Children through the parent index are sorted a page at a time; a key
+            // the path index could seek on would tempt SQLite to walk that index
+            // from the key to the end of the table instead.
+            let by_parent = self.conds.iter().any(|c| matches!(c, Cond::Parent(_)));
+            let key_cols = if path_order && by_parent {
+                "+path, rowid".to_string()
+            } else {
+                keys.join(", ")
+            };
+            conds.push(format!("({key_cols}) > ({})", params.join(", ")));
         }
         let (table, cols) = match self.table {
             Table::Files => ("files", FILE_COLS),

@@ -25,7 +25,7 @@ use crate::glob::{Glob, GlobOptions};
 use crate::index::{Cmp, Cond, ScanOrder, ScanSpec, Table};
 use crate::path as mpath;
 
-use super::pyglob::sql_glob_prefix;
+use super::pyglob::{sql_glob_prefix, uses_path_index, Plan};
 use super::python::trailing_slash_rule;
 
 /// Which entries `-type` keeps.
@@ -99,14 +99,24 @@ pub fn find(archive: &Archive, start: &str, opts: &FindOptions, out: &mut dyn Wr
         root.matches('/').count() as i64 + 1
     };
     let pattern = opts.path.as_deref().map(trailing_slash_rule);
-    let by_path = !root.is_empty()
-        || pattern
-            .as_deref()
-            .is_some_and(|p| !sql_glob_prefix(p).is_empty());
-    let order = if by_path {
-        ScanOrder::Path
+    // SQLite reads a range of the path index (path order) for the `-path` pattern's
+    // literal prefix, or for the start path and the range below it; else it scans
+    // the table (row order).
+    let plan = if pattern
+        .as_deref()
+        .is_some_and(|p| !sql_glob_prefix(p).is_empty())
+    {
+        Some(Plan::Range)
+    } else if !root.is_empty() {
+        Some(Plan::PathOrRange)
     } else {
-        ScanOrder::Rowid
+        None
+    };
+    let order = |table| -> Result<ScanOrder> {
+        Ok(match plan {
+            Some(plan) if uses_path_index(archive, table, plan)? => ScanOrder::Path,
+            _ => ScanOrder::Rowid,
+        })
     };
     let name = match &opts.name {
         Some(n) => Some(Glob::new(
@@ -118,13 +128,15 @@ pub fn find(archive: &Archive, start: &str, opts: &FindOptions, out: &mut dyn Wr
         )?),
         None => None,
     };
-    let spec = |table| {
-        let mut s = ScanSpec::new(table, order);
+    let spec = |table| -> Result<ScanSpec> {
+        let mut s = ScanSpec::new(table, order(table)?);
         if !root.is_empty() {
             s = s.with(Cond::Subtree(root.clone()));
         }
         if let Some(p) = &pattern {
-            s = s.with(Cond::Glob(vec![p.clone()]));
+            s = s
+                .with(Cond::Prefix(sql_glob_prefix(p).as_bytes().to_vec()))
+                .with(Cond::Glob(vec![p.clone()]));
         }
         if let Some((cmp, n)) = opts.size {
             s = s.with(Cond::Size(cmp, n));
@@ -132,7 +144,7 @@ pub fn find(archive: &Archive, start: &str, opts: &FindOptions, out: &mut dyn Wr
         if let Some(d) = opts.max_depth {
             s = s.with(Cond::MaxDepth(root_depth.saturating_add(d)));
         }
-        s
+        Ok(s)
     };
     let end: &[u8] = if opts.print0 { b"\0" } else { b"\n" };
     let mut emit = |shown: &str| -> Result<()> {
@@ -144,7 +156,7 @@ pub fn find(archive: &Archive, start: &str, opts: &FindOptions, out: &mut dyn Wr
         if opts.kind.is_some_and(|k| k != kind) {
             continue;
         }
-        for e in Scan::new(archive, spec(table)) {
+        for e in Scan::new(archive, spec(table)?) {
             let e: Entry = e?;
             let shown = if e.path().is_empty() { "." } else { e.path() };
             if let Some(g) = &name {

@@ -76,7 +76,7 @@ fn candidates<'a>(archive: &'a Archive, pattern: &str, recursive: bool) -> Resul
         let simplified = temp.replacen("/**/*", "/*", usize::MAX);
         let simplified = simplified.strip_prefix('/').unwrap_or(&simplified);
         if simplified.matches('*').count() <= 1 {
-            return Ok(raw_glob(archive, &[mpath::normalize(simplified)]));
+            return raw_glob(archive, &[mpath::normalize(simplified)]);
         }
     }
     if recursive && no_brackets && no_question && stars == 2 && pattern.ends_with("/**") {
@@ -87,7 +87,7 @@ fn candidates<'a>(archive: &'a Archive, pattern: &str, recursive: bool) -> Resul
         }
         // The directory itself is a candidate too, but `DIR/**` never matches it.
         let below = mpath::normalize(&pattern[..pattern.len() - 1]);
-        return Ok(raw_glob(archive, &[below]));
+        return raw_glob(archive, &[below]);
     }
     if !recursive && wild_parts == 1 && no_brackets {
         let i = parts
@@ -130,22 +130,61 @@ fn candidates<'a>(archive: &'a Archive, pattern: &str, recursive: bool) -> Resul
     }
     let variants = expand_doublestar(&glob_to_sqlite(pattern), recursive);
     let variants: Vec<String> = variants.iter().map(|v| mpath::normalize(v)).collect();
-    Ok(raw_glob(archive, &variants))
+    raw_glob(archive, &variants)
+}
+
+/// The shapes of query plan whose choice depends on the size of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// One range of the path index (a GLOB with a literal prefix, or several with
+    /// the same prefix).
+    Range,
+    /// A path or the range below it (`path = ? OR path GLOB 'P/*'`).
+    PathOrRange,
+    /// One range per GLOB pattern, the prefixes differing.
+    Ranges,
+}
+
+/// Would the SQLite of Python barecat read `table` through the path index for a
+/// query of this shape (its rows then come in path order), rather than scan the
+/// table (row order)? SQLite 3.40 (Debian 12's, which Python barecat uses here)
+/// scans tables that `sqlite_stat1` says have fewer than 5 rows (one range), 8
+/// (`=` or range) or 9 (several ranges); without statistics it assumes a large
+/// table.
+pub fn uses_path_index(archive: &Archive, table: Table, plan: Plan) -> Result<bool> {
+    let min = match plan {
+        Plan::Range => 5,
+        Plan::PathOrRange => 8,
+        Plan::Ranges => 9,
+    };
+    let name = match table {
+        Table::Files => "files",
+        Table::Dirs => "dirs",
+    };
+    let rows = archive.with_index(|i| i.stat1_rows(name))?;
+    Ok(rows.is_none_or(|n| n >= min))
 }
 
 /// Files, then directories, matching any of the SQLite GLOB `patterns`, in the
 /// order SQLite's plan for `WHERE path GLOB ?1 OR path GLOB ?2 …` yields them.
-fn raw_glob<'a>(archive: &'a Archive, patterns: &[String]) -> Candidates<'a> {
+fn raw_glob<'a>(archive: &'a Archive, patterns: &[String]) -> Result<Candidates<'a>> {
     let prefixes: Vec<&str> = patterns.iter().map(|p| sql_glob_prefix(p)).collect();
+    let same = prefixes.iter().all(|p| *p == prefixes[0]);
+    let plan = if same { Plan::Range } else { Plan::Ranges };
+    let indexed = [
+        uses_path_index(archive, Table::Files, plan)?,
+        uses_path_index(archive, Table::Dirs, plan)?,
+    ];
     let scans = move |table: Table| -> Vec<Scan<'a>> {
         let spec = |order| ScanSpec::new(table, order);
-        if prefixes.iter().any(|p| p.is_empty()) {
+        let indexed = indexed[usize::from(table == Table::Dirs)];
+        if !indexed || prefixes.iter().any(|p| p.is_empty()) {
             // No range to seek: a scan of the table, in row order.
             vec![Scan::new(
                 archive,
                 spec(ScanOrder::Rowid).with(Cond::Glob(patterns.to_vec())),
             )]
-        } else if prefixes.iter().all(|p| *p == prefixes[0]) {
+        } else if same {
             // The ranges of all patterns are the same one: a single range scan.
             vec![Scan::new(
                 archive,
@@ -171,7 +210,7 @@ fn raw_glob<'a>(archive: &'a Archive, patterns: &[String]) -> Candidates<'a> {
     };
     let files = scans(Table::Files);
     let dirs = scans(Table::Dirs);
-    Box::new(files.into_iter().chain(dirs).flatten())
+    Ok(Box::new(files.into_iter().chain(dirs).flatten()))
 }
 
 /// The literal text before the first SQLite GLOB wildcard (`*`, `?` or `[`): the
