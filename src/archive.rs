@@ -390,7 +390,7 @@ impl Archive {
             Order::Insertion => ScanOrder::Rowid,
         };
         FileIter {
-            scan: walk::files_below(self, &mpath::normalize(within), order),
+            scan: walk::files_below(self, &mpath::normalize(within), order, false),
         }
     }
 

@@ -62,6 +62,13 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// Ask for `rows` rows in the first page (when the number of rows is known
+    /// roughly, one query can fetch them all).
+    pub fn first_page(mut self, rows: usize) -> Scan<'a> {
+        self.page = rows.clamp(1, PAGE);
+        self
+    }
+
     fn fill(&mut self) {
         if !self.buf.is_empty() || self.done {
             return;
@@ -94,6 +101,28 @@ impl<'a> Scan<'a> {
             Some(r) => Some(Ok(r)),
             None => self.fatal.take().map(Err),
         }
+    }
+
+    /// Call `f` with the path of each row of the next page, while the page is being
+    /// read (no entry is built); `false` when the scan has ended. Only for scans
+    /// nothing has been taken from otherwise, and `f` should only buffer: the read
+    /// transaction is held while it runs.
+    pub fn next_page_paths(&mut self, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let limit = self.page.min(max_page());
+        self.page = (self.page * 4).min(PAGE);
+        let (n, last) = self.archive.with_index(|i| {
+            i.scan_rows(&self.spec, self.after.as_ref(), limit, &mut |row| {
+                f(i.path_of(row)?)
+            })
+        })?;
+        self.done = n < limit;
+        if last.is_some() {
+            self.after = last;
+        }
+        Ok(!self.done)
     }
 
     /// Is there a next item? (Reads the next page when needed.)
@@ -171,33 +200,38 @@ pub enum ChildOrder {
     Rowid,
 }
 
-/// The files (`table` = Files) or subdirectories directly in `dir`, in `order`.
+/// The files (`table` = Files) or subdirectories directly in `dir`, in `order`
+/// (paths only, if asked: see [`ScanSpec::paths_only`]).
 ///
 /// In row order they come from the parent index, which holds them in that order.
-/// In name order, from the parent index as well, sorted a page at a time — unless
-/// the directory is so large that sorting it once per page would cost more than
-/// passing once over its whole subtree in the path index; the directory's counters
-/// decide (when they are wrong, only the speed suffers).
+/// In name order, either from a range of the path index (which holds them in that
+/// order, but also the deeper rows of the subtree, passed over) or from the parent
+/// index, sorted a page at a time; the directory's counters decide which costs less
+/// (when they are wrong, only the speed suffers). The first page is sized after
+/// the counters too, so that a directory usually costs one query.
 pub fn children<'a>(
     archive: &'a Archive,
     dir: &DirInfo,
     table: Table,
     order: ChildOrder,
+    paths_only: bool,
 ) -> Scan<'a> {
     let by_parent = Cond::Parent(dir.path.clone());
+    let (direct, subtree) = match table {
+        Table::Files => (dir.num_files, dir.num_files_tree),
+        // The number of directories in a subtree is not stored: assume a few
+        // levels of them.
+        Table::Dirs => (dir.num_subdirs, dir.num_subdirs.saturating_mul(16)),
+    };
+    let (direct, subtree) = (direct.max(0) as u128, subtree.max(0) as u128);
     let spec = match order {
         ChildOrder::Rowid => ScanSpec::new(table, ScanOrder::Rowid).with(by_parent),
         ChildOrder::Name => {
-            let (direct, subtree) = match table {
-                Table::Files => (dir.num_files, dir.num_files_tree),
-                // The number of directories in a subtree is not stored: assume it
-                // is small next to the sort.
-                Table::Dirs => (dir.num_subdirs, dir.num_subdirs.saturating_mul(16)),
-            };
-            let direct = direct.max(0) as u128;
             let page = max_page() as u128;
-            let sort_cost = direct * direct / page;
-            let cond = if direct > page && (subtree.max(0) as u128) < sort_cost {
+            let sort_cost = direct * direct.div_ceil(page);
+            let mostly_direct = table == Table::Files && subtree <= 4 * direct + 64;
+            let range = mostly_direct || (direct > page && subtree < sort_cost);
+            let cond = if range {
                 Cond::ChildOf(dir.path.clone())
             } else {
                 by_parent
@@ -205,14 +239,20 @@ pub fn children<'a>(
             ScanSpec::new(table, ScanOrder::Path).with(cond)
         }
     };
-    Scan::new(archive, spec)
+    Scan::new(archive, spec.paths_only(paths_only))
+        .first_page(direct.min(PAGE as u128) as usize + 1)
 }
 
 /// The files strictly below the directory `within` (all files for `""`), in
 /// `order`. In row-id or address order a small subtree (by its counters) is read as
 /// a range of the path index sorted a page at a time, a large one by passing over
 /// the whole table in that order.
-pub fn files_below<'a>(archive: &'a Archive, within: &str, order: ScanOrder) -> Scan<'a> {
+pub fn files_below<'a>(
+    archive: &'a Archive,
+    within: &str,
+    order: ScanOrder,
+    paths_only: bool,
+) -> Scan<'a> {
     let small = order != ScanOrder::Path
         && !within.is_empty()
         && archive
@@ -222,15 +262,16 @@ pub fn files_below<'a>(archive: &'a Archive, within: &str, order: ScanOrder) -> 
             .is_some_and(|d| (d.num_files_tree.max(0) as u64) <= 16 * max_page() as u64);
     let spec = ScanSpec::new(Table::Files, order)
         .with(Cond::Below(within.to_string()))
-        .sorting_range(small);
+        .sorting_range(small)
+        .paths_only(paths_only);
     Scan::new(archive, spec)
 }
 
 /// The entries directly in `dir`, subdirectories and files together, by name.
 pub fn entries_by_name<'a>(archive: &'a Archive, dir: &DirInfo) -> MergeByPath<Scan<'a>, Scan<'a>> {
     MergeByPath::new(
-        children(archive, dir, Table::Dirs, ChildOrder::Name),
-        children(archive, dir, Table::Files, ChildOrder::Name),
+        children(archive, dir, Table::Dirs, ChildOrder::Name, false),
+        children(archive, dir, Table::Files, ChildOrder::Name, false),
     )
 }
 
@@ -286,6 +327,8 @@ pub struct WalkOptions {
     /// Do not go below directories at this depth (the start is at depth 0): their
     /// children are not yielded.
     pub max_depth: Option<usize>,
+    /// Read the files' paths only (their other fields are zero or NULL).
+    pub file_paths_only: bool,
 }
 
 impl Default for WalkOptions {
@@ -295,6 +338,7 @@ impl Default for WalkOptions {
             files_first: true,
             files: true,
             max_depth: None,
+            file_paths_only: false,
         }
     }
 }
@@ -375,7 +419,7 @@ impl<'a> Walk<'a> {
     fn more_dirs(&self, f: &mut Frame<'a>) -> bool {
         let (archive, order) = (self.archive, self.opts.order);
         f.dirs
-            .get_or_insert_with(|| children(archive, &f.dir, Table::Dirs, order))
+            .get_or_insert_with(|| children(archive, &f.dir, Table::Dirs, order, false))
             .has_next()
     }
 
@@ -419,9 +463,10 @@ impl Iterator for Walk<'_> {
             match f.phase {
                 Phase::Files => {
                     let (archive, order) = (self.archive, self.opts.order);
-                    let files = f
-                        .files
-                        .get_or_insert_with(|| children(archive, &f.dir, Table::Files, order));
+                    let paths_only = self.opts.file_paths_only;
+                    let files = f.files.get_or_insert_with(|| {
+                        children(archive, &f.dir, Table::Files, order, paths_only)
+                    });
                     match files.next() {
                         Some(Ok(Entry::File(info))) => {
                             let more = self.more_files(&mut f)
@@ -451,9 +496,9 @@ impl Iterator for Walk<'_> {
                 }
                 Phase::Dirs => {
                     let (archive, order) = (self.archive, self.opts.order);
-                    let dirs = f
-                        .dirs
-                        .get_or_insert_with(|| children(archive, &f.dir, Table::Dirs, order));
+                    let dirs = f.dirs.get_or_insert_with(|| {
+                        children(archive, &f.dir, Table::Dirs, order, false)
+                    });
                     match dirs.next() {
                         Some(Ok(Entry::Dir(info))) => {
                             let more = self.more_dirs(&mut f)

@@ -184,7 +184,7 @@ impl Iterator for FileRows<'_> {
                 Order::Address => ScanOrder::Address,
                 Order::Insertion => ScanOrder::Rowid,
             };
-            self.scan = Some(files_below(self.archive, &within, order));
+            self.scan = Some(files_below(self.archive, &within, order, false));
         }
     }
 }

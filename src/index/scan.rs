@@ -21,7 +21,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::ToSql;
 
 use super::{prefix_upper_bound, Index, DIR_COLS, FILE_COLS};
-use crate::entry::Entry;
+use crate::entry::{DirInfo, Entry, FileInfo, Meta};
 use crate::error::{Error, Result, SqlContext};
 
 /// The table a scan reads.
@@ -90,6 +90,10 @@ pub struct ScanSpec {
     /// sorted. Worth it for a small range of a large table (a page then costs the
     /// range, not the table); quadratic for a large range.
     pub sort_range: bool,
+    /// Read the path only: the other fields of the entries yielded are zero or
+    /// NULL. Much cheaper for listings that print names only (and in path order a
+    /// range of the path index is then read without touching the table).
+    pub paths_only: bool,
 }
 
 impl ScanSpec {
@@ -99,7 +103,14 @@ impl ScanSpec {
             order,
             conds: Vec::new(),
             sort_range: false,
+            paths_only: false,
         }
+    }
+
+    /// Set [`ScanSpec::paths_only`].
+    pub fn paths_only(mut self, on: bool) -> ScanSpec {
+        self.paths_only = on;
+        self
     }
 
     /// Set [`ScanSpec::sort_range`].
@@ -257,9 +268,11 @@ impl ScanSpec {
             };
             conds.push(format!("({key_cols}) > ({})", params.join(", ")));
         }
-        let (table, cols) = match self.table {
-            Table::Files => ("files", FILE_COLS),
-            Table::Dirs => ("dirs", DIR_COLS),
+        let (table, cols) = match (self.table, self.paths_only) {
+            (Table::Files, false) => ("files", FILE_COLS),
+            (Table::Dirs, false) => ("dirs", DIR_COLS),
+            (Table::Files, true) => ("files", "path"),
+            (Table::Dirs, true) => ("dirs", "path"),
         };
         let limit = bind(Bind::Int(0), &mut binds);
         let wher = if conds.is_empty() {
@@ -320,14 +333,27 @@ fn owned(v: ValueRef<'_>) -> Bind {
     }
 }
 
+/// Set `slot` to `v`, reusing its buffer.
+fn assign(slot: &mut Bind, v: ValueRef<'_>) {
+    match (slot, v) {
+        (Bind::Text(buf), ValueRef::Text(t)) | (Bind::Blob(buf), ValueRef::Blob(t)) => {
+            buf.clear();
+            buf.extend_from_slice(t);
+        }
+        (slot, v) => *slot = owned(v),
+    }
+}
+
 impl Index {
-    /// Up to `limit` rows of `spec` after `after` (from the start when `None`).
-    pub fn scan_page(
+    /// Visit up to `limit` rows of `spec` after `after` (from the start when
+    /// `None`), in order; returns how many there were and the key of the last.
+    pub fn scan_rows(
         &self,
         spec: &ScanSpec,
         after: Option<&ScanKey>,
         limit: usize,
-    ) -> Result<ScanPage> {
+        visit: &mut dyn FnMut(&rusqlite::Row<'_>) -> Result<()>,
+    ) -> Result<(usize, Option<ScanKey>)> {
         let (sql, mut binds) = spec.sql(after);
         if let Some(Bind::Int(l)) = binds.last_mut() {
             *l = limit.min(i64::MAX as usize) as i64;
@@ -336,29 +362,73 @@ impl Index {
         for (n, b) in binds.iter().enumerate() {
             stmt.raw_bind_parameter(n + 1, b).at(&self.path)?;
         }
-        let first_key = match spec.table {
-            Table::Files => FILE_COLS.split(',').count(),
-            Table::Dirs => DIR_COLS.split(',').count(),
+        let first_key = match (spec.table, spec.paths_only) {
+            (_, true) => 1,
+            (Table::Files, false) => FILE_COLS.split(',').count(),
+            (Table::Dirs, false) => DIR_COLS.split(',').count(),
         };
         let nkeys = spec.key_columns().len();
         let mut rows = stmt.raw_query();
-        let mut out = Vec::new();
-        let mut last = None;
+        let mut key = vec![Bind::Null; nkeys];
+        let mut n = 0;
         while let Some(row) = rows.next().at(&self.path)? {
-            let key = (0..nkeys)
-                .map(|k| row.get_ref(first_key + k).map(owned))
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .at(&self.path)?;
-            last = Some(ScanKey(key));
-            out.push(
+            for (k, slot) in key.iter_mut().enumerate() {
+                assign(slot, row.get_ref(first_key + k).at(&self.path)?);
+            }
+            n += 1;
+            visit(row)?;
+        }
+        Ok((n, (n > 0).then_some(ScanKey(key))))
+    }
+
+    /// Up to `limit` rows of `spec` after `after` (from the start when `None`),
+    /// decoded.
+    pub fn scan_page(
+        &self,
+        spec: &ScanSpec,
+        after: Option<&ScanKey>,
+        limit: usize,
+    ) -> Result<ScanPage> {
+        let mut out = Vec::new();
+        let (_, last) = self.scan_rows(spec, after, limit, &mut |row| {
+            let entry = if spec.paths_only {
+                super::text(row, 0, "path").map(|path| match spec.table {
+                    Table::Files => Entry::File(FileInfo {
+                        path,
+                        shard: 0,
+                        offset: 0,
+                        size: 0,
+                        crc32c: None,
+                        meta: Meta::default(),
+                    }),
+                    Table::Dirs => Entry::Dir(DirInfo {
+                        path,
+                        ..DirInfo::default()
+                    }),
+                })
+            } else {
                 match spec.table {
                     Table::Files => super::decode_file(row).map(Entry::File),
                     Table::Dirs => super::decode_dir(row).map(Entry::Dir),
                 }
-                .map_err(|d| Error::corrupt(&self.path, d)),
-            );
-        }
+            };
+            out.push(entry.map_err(|d| Error::corrupt(&self.path, d)));
+            Ok(())
+        })?;
         Ok(ScanPage { rows: out, last })
+    }
+
+    /// The path in the first column of a scan row (a row of a
+    /// [`paths_only`](ScanSpec::paths_only) scan), without copying it.
+    pub fn path_of<'r>(&self, row: &'r rusqlite::Row<'_>) -> Result<&'r str> {
+        match row.get_ref(0).at(&self.path)? {
+            ValueRef::Text(t) => std::str::from_utf8(t)
+                .map_err(|_| Error::corrupt(&self.path, "files.path is not valid UTF-8")),
+            other => Err(Error::corrupt(
+                &self.path,
+                format!("path has type {:?}", other.data_type()),
+            )),
+        }
     }
 }
 

@@ -19,7 +19,6 @@
 use std::io::Write;
 
 use crate::archive::{Archive, Scan};
-use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::glob::{Glob, GlobOptions};
 use crate::index::{Cmp, Cond, ScanOrder, ScanSpec, Table};
@@ -129,7 +128,7 @@ pub fn find(archive: &Archive, start: &str, opts: &FindOptions, out: &mut dyn Wr
         None => None,
     };
     let spec = |table| -> Result<ScanSpec> {
-        let mut s = ScanSpec::new(table, order(table)?);
+        let mut s = ScanSpec::new(table, order(table)?).paths_only(true);
         if !root.is_empty() {
             s = s.with(Cond::Subtree(root.clone()));
         }
@@ -147,29 +146,36 @@ pub fn find(archive: &Archive, start: &str, opts: &FindOptions, out: &mut dyn Wr
         Ok(s)
     };
     let end: &[u8] = if opts.print0 { b"\0" } else { b"\n" };
-    let mut emit = |shown: &str| -> Result<()> {
-        out.write_all(shown.as_bytes())
-            .and_then(|_| out.write_all(end))
-            .map_err(|e| Error::io("<output>", e))
-    };
+    let mut page: Vec<u8> = Vec::with_capacity(1 << 16);
     for (table, kind) in [(Table::Files, Kind::File), (Table::Dirs, Kind::Dir)] {
         if opts.kind.is_some_and(|k| k != kind) {
             continue;
         }
-        for e in Scan::new(archive, spec(table)?) {
-            let e: Entry = e?;
-            let shown = if e.path().is_empty() { "." } else { e.path() };
-            if let Some(g) = &name {
-                let base = if shown == "." {
-                    "."
-                } else {
-                    mpath::basename(shown)
-                };
-                if !g.is_match(base) {
-                    continue;
+        let mut scan = Scan::new(archive, spec(table)?);
+        loop {
+            // Each page is formatted into a buffer while it is read and written out
+            // after (a slow reader of our output never holds up the index).
+            let more = scan.next_page_paths(&mut |path| {
+                let shown = if path.is_empty() { "." } else { path };
+                if let Some(g) = &name {
+                    let base = if shown == "." {
+                        "."
+                    } else {
+                        mpath::basename(shown)
+                    };
+                    if !g.is_match(base) {
+                        return Ok(());
+                    }
                 }
+                page.extend_from_slice(shown.as_bytes());
+                page.extend_from_slice(end);
+                Ok(())
+            })?;
+            out.write_all(&page).map_err(|e| Error::io("<output>", e))?;
+            page.clear();
+            if !more {
+                break;
             }
-            emit(shown)?;
         }
     }
     Ok(())

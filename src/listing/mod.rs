@@ -14,11 +14,12 @@
 
 use std::io::Write;
 
-use crate::archive::walk::{dir_info, entries_by_name};
+use crate::archive::walk::{dir_info, entries_by_name, files_below};
 use crate::archive::Archive;
-use crate::entry::{Entry, Order};
+use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::glob::{has_wildcards, GlobOptions};
+use crate::index::ScanOrder;
 use crate::path as mpath;
 
 pub mod find;
@@ -57,6 +58,14 @@ struct Printer<'a> {
 
 impl Printer<'_> {
     fn entry(&mut self, entry: &Entry, name: &str) -> Result<()> {
+        if !self.opts.jsonl && !self.opts.json && !self.opts.long {
+            let end: &[u8] = if entry.is_dir() { b"/\n" } else { b"\n" };
+            return self
+                .out
+                .write_all(name.as_bytes())
+                .and_then(|_| self.out.write_all(end))
+                .map_err(out_err);
+        }
         let line = if self.opts.jsonl {
             py_json_line(entry)
         } else if self.opts.json {
@@ -129,8 +138,9 @@ pub fn list(
         match entry {
             Entry::File(_) => p.entry(&entry, entry.path())?,
             Entry::Dir(ref d) if opts.recursive => {
-                for f in archive.files(Order::Path, &d.path) {
-                    let f = Entry::File(f?);
+                let short = !opts.long && !p.json();
+                for f in files_below(archive, &d.path, ScanOrder::Path, short) {
+                    let f = f?;
                     p.entry(&f, f.path())?;
                 }
             }

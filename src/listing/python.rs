@@ -24,11 +24,12 @@ use std::io::Write;
 
 use super::format::{long_line, py_json_line, Flavor, Names};
 use super::pyglob;
-use crate::archive::walk::{entries_by_name, ChildOrder, Walk, WalkEvent, WalkOptions};
+use crate::archive::walk::{children, entries_by_name, ChildOrder, Walk, WalkEvent, WalkOptions};
 use crate::archive::Archive;
-use crate::entry::Entry;
+use crate::entry::{DirInfo, Entry};
 use crate::error::{Error, Result};
 use crate::glob::has_wildcards;
+use crate::index::Table;
 use crate::path as mpath;
 
 /// What to print (Python's `-l`, `-R`, `--jsonl`).
@@ -55,11 +56,15 @@ impl Printer<'_> {
             let line = long_line(&mut self.names, entry, name, Flavor::Python);
             return writeln!(self.out, "{line}").map_err(out_err);
         }
-        if entry.is_dir() && !name.is_empty() {
-            writeln!(self.out, "{name}/").map_err(out_err)
+        let end: &[u8] = if entry.is_dir() && !name.is_empty() {
+            b"/\n"
         } else {
-            writeln!(self.out, "{name}").map_err(out_err)
-        }
+            b"\n"
+        };
+        self.out
+            .write_all(name.as_bytes())
+            .and_then(|_| self.out.write_all(end))
+            .map_err(out_err)
     }
 
     fn line(&mut self, text: &str) -> Result<()> {
@@ -117,6 +122,9 @@ pub fn list(
             continue;
         }
         match lookup(archive, &path)? {
+            Some(Entry::Dir(d)) if opts.recursive && !opts.long && !opts.jsonl => {
+                walk_file_paths(archive, d, p.out)?;
+            }
             Some(Entry::Dir(d)) if opts.recursive => {
                 let walk = Walk::new(
                     archive,
@@ -126,6 +134,7 @@ pub fn list(
                         files_first: true,
                         files: true,
                         max_depth: None,
+                        file_paths_only: !opts.long && !opts.jsonl,
                     },
                 );
                 for ev in walk {
@@ -153,6 +162,50 @@ pub fn list(
         }
     }
     Ok(missing)
+}
+
+/// `-R` in the short format: the paths of the files below `start` in the order of
+/// Python's walk (a directory's files in row order, then each subdirectory in row
+/// order with its subtree), each page of paths formatted as it is read.
+fn walk_file_paths(archive: &Archive, start: DirInfo, out: &mut dyn Write) -> Result<()> {
+    let mut page: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut stack = Vec::new();
+    let mut next = Some(start);
+    loop {
+        if let Some(dir) = next.take() {
+            let mut files = children(archive, &dir, Table::Files, ChildOrder::Rowid, true);
+            loop {
+                let more = files.next_page_paths(&mut |path| {
+                    page.extend_from_slice(path.as_bytes());
+                    page.push(b'\n');
+                    Ok(())
+                })?;
+                out.write_all(&page).map_err(|e| Error::io("<output>", e))?;
+                page.clear();
+                if !more {
+                    break;
+                }
+            }
+            stack.push(children(
+                archive,
+                &dir,
+                Table::Dirs,
+                ChildOrder::Rowid,
+                false,
+            ));
+        }
+        let Some(top) = stack.last_mut() else {
+            return Ok(());
+        };
+        match top.next() {
+            Some(Ok(Entry::Dir(d))) => next = Some(d),
+            Some(Ok(Entry::File(_))) => {}
+            Some(Err(e)) => return Err(e),
+            None => {
+                stack.pop();
+            }
+        }
+    }
 }
 
 #[cfg(test)]

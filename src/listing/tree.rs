@@ -49,6 +49,7 @@ pub fn tree(
             files_first: false,
             files: !opts.dirs_only,
             max_depth: opts.level,
+            file_paths_only: true,
         },
     );
     let (mut dirs, mut files) = (1u64, 0u64);

@@ -64,6 +64,7 @@ pub fn write_ncdu(archive: &Archive, out: &mut dyn Write) -> Result<()> {
             files_first: true,
             files: true,
             max_depth: None,
+            file_paths_only: false,
         },
     )?;
     let mut text = String::new();
