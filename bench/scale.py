@@ -100,7 +100,7 @@ def tree(n, arch):
 def tarball(n, t):
     p = DIR / f"t{label(n)}.tar"
     if not p.exists():
-        sh(f"tar cf {p}.tmp -C {t} --exclude=.complete . && mv {p}.tmp {p}")
+        sh(f"cd {t} && tar cf {p}.tmp part_* && mv {p}.tmp {p}")
     return p
 
 
@@ -169,9 +169,9 @@ def commands():
         ("extract", "data", f"{B} extract -q -C {{X}} {{A}}",
          {"python extract": f"{PY} extract {{A}} -C {{X}}", "GNU tar xf": "tar xf {TAR} -C {X}"}),
         # Getting data in.
-        ("create", "tree", f"{B} create -q -f {{O}}.barecat -C {{T}} .",
-         {"python create": f"{PY} create -f {{O}}.barecat -C {{T}} .",
-          "GNU tar cf": "tar cf {O}.tar -C {T} ."}),
+        ("create", "tree", f"cd {{T}} && {B} create -q -f {{O}}.barecat part_*",
+         {"python create": f"cd {{T}} && {PY} create -f {{O}}.barecat part_*",
+          "GNU tar cf": "cd {T} && tar cf {O}.tar part_*"}),
         ("from-tar", "tar", f"{B} from-tar -q {{TAR}} {{O}}.barecat",
          {"python convert from tar": f"{PY} convert {{TAR}} {{O}}.barecat"}),
         ("from-zip", "zip", f"{B} from-zip -q {{ZIP}} {{O}}.barecat", {}),

@@ -110,9 +110,26 @@ impl Glob {
                 Seg::Wild { .. } => false,
             });
         }
+        if let [seg] = self.segs.as_slice() {
+            // One segment against a path of one (a name): no bookkeeping needed.
+            if path.contains('/') {
+                return matches!(seg, Seg::AnySegments) && self.all_visible(path);
+            }
+            return match seg {
+                Seg::AnySegments => self.visible(path),
+                Seg::Literal(l) => l == path,
+                Seg::Wild { re, no_dot } => {
+                    !(*no_dot && path.starts_with('.')) && re.is_match(path)
+                }
+            };
+        }
         let names: Vec<&str> = path.split('/').collect();
         let mut failed = vec![false; (self.segs.len() + 1) * (names.len() + 1)];
         self.match_from(0, 0, &names, &mut failed)
+    }
+
+    fn all_visible(&self, path: &str) -> bool {
+        path.split('/').all(|n| self.visible(n))
     }
 
     fn visible(&self, name: &str) -> bool {

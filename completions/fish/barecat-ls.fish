@@ -1,5 +1,6 @@
 complete -c barecat-ls -s l -l long -d 'Long format: mode, links, owner, group, size, modification time, name'
 complete -c barecat-ls -s R -l recursive -d 'List every file below the directories, with full paths'
-complete -c barecat-ls -l json -l jsonl -d 'One JSON object per line'
+complete -c barecat-ls -l json -d 'One JSON object per line, with every column (shard, offset, counters)'
+complete -c barecat-ls -l jsonl -d 'One JSON object per line, as Python barecat writes them'
 complete -c barecat-ls -s h -l help -d 'Print help'
 complete -c barecat-ls -s V -l version -d 'Print version'
