@@ -551,9 +551,14 @@ fn aliases_and_programs() {
     );
     let tree = run_ok(bin("barecat"), ["tree", a, "-L", "1"]);
     assert_eq!(run_ok(bin("barecat-tree"), [a, "-L", "1"]), tree);
-    // `barecat ls` stays ours: a header per directory when there are several.
+    // `barecat ls` stays ours: a header per directory when there are several; its
+    // `--jsonl` writes Python's lines.
     let ls = run_ok(bin("barecat"), ["ls", a, "train", "val"]);
     assert!(ls.starts_with("train:\n"), "{ls}");
+    assert_eq!(
+        run_ok(bin("barecat"), ["ls", "--jsonl", a, "train"]),
+        run_ok(bin("barecat"), ["list", "--jsonl", a, "train"])
+    );
     // Usage errors.
     for args in [
         vec!["find", a, "-type", "x"],
