@@ -297,7 +297,8 @@ pub struct ScanKey(Vec<Bind>);
 pub struct ScanPage {
     /// The rows in order; a row that does not decode is an error naming it.
     pub rows: Vec<Result<Entry>>,
-    /// The key of the last row (`None` when the page is empty).
+    /// The key of the last row when the page is full (`None` when it is not: the
+    /// scan has ended).
     pub last: Option<ScanKey>,
 }
 
@@ -346,7 +347,8 @@ fn assign(slot: &mut Bind, v: ValueRef<'_>) {
 
 impl Index {
     /// Visit up to `limit` rows of `spec` after `after` (from the start when
-    /// `None`), in order; returns how many there were and the key of the last.
+    /// `None`), in order; returns how many there were and, when there were
+    /// `limit`, the key of the last (to continue from).
     pub fn scan_rows(
         &self,
         spec: &ScanSpec,
@@ -372,13 +374,17 @@ impl Index {
         let mut key = vec![Bind::Null; nkeys];
         let mut n = 0;
         while let Some(row) = rows.next().at(&self.path)? {
-            for (k, slot) in key.iter_mut().enumerate() {
-                assign(slot, row.get_ref(first_key + k).at(&self.path)?);
-            }
             n += 1;
+            // Only the key of a full page's last row is needed: a shorter page ends
+            // the scan.
+            if n == limit {
+                for (k, slot) in key.iter_mut().enumerate() {
+                    assign(slot, row.get_ref(first_key + k).at(&self.path)?);
+                }
+            }
             visit(row)?;
         }
-        Ok((n, (n > 0).then_some(ScanKey(key))))
+        Ok((n, (n == limit && n > 0).then_some(ScanKey(key))))
     }
 
     /// Up to `limit` rows of `spec` after `after` (from the start when `None`),

@@ -14,7 +14,7 @@
 
 use std::io::Write;
 
-use crate::archive::walk::{dir_info, entries_by_name, files_below};
+use crate::archive::walk::{entries_by_name, files_below};
 use crate::archive::Archive;
 use crate::entry::Entry;
 use crate::error::{Error, Result};
@@ -169,12 +169,6 @@ pub fn list(
         }
     }
     Ok(problems)
-}
-
-/// The directory at `path` for a listing command: a file or a missing path is an
-/// error naming it.
-pub fn directory(archive: &Archive, path: &str) -> Result<crate::entry::DirInfo> {
-    dir_info(archive, path)
 }
 
 #[cfg(test)]
