@@ -7,7 +7,6 @@
 //! Shard bytes are read with positioned reads or through memory maps. Full reads verify the stored CRC32C;
 //! range reads and zero-copy views do not.
 
-use std::collections::VecDeque;
 use std::io::Write;
 use std::path::Path;
 
@@ -15,7 +14,7 @@ use crate::crc;
 use crate::entry::{DirInfo, Entry, FileInfo, Order};
 use crate::error::{Error, Result};
 use crate::glob::{Glob, GlobOptions};
-use crate::index::{Cursor, Index};
+use crate::index::{Cond, Index, ScanOrder, ScanSpec, Table};
 use crate::layout::Layout;
 use crate::path as mpath;
 use crate::read_pool::ReadPool;
@@ -23,6 +22,10 @@ use crate::remote::shards::RemoteShards;
 use crate::remote::{IndexMode, Location, RemoteIndex, RemoteUrl};
 use crate::schema::Version;
 use crate::shard::{MappedFile, ShardSet};
+
+pub mod walk;
+
+pub use walk::{ChildOrder, Globbed, MergeByPath, Scan, Walk, WalkEvent, WalkOptions};
 
 /// Options for [`Archive::open_with`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -430,49 +433,57 @@ impl Archive {
         self.with_index(|i| i.listing(&d))
     }
 
-    /// Walk the tree below `dir` top-down, like `os.walk`: one [`Listing`] per
-    /// directory, subdirectories visited in path order.
-    pub fn walk(&self, dir: &str) -> Walk<'_> {
-        Walk {
-            archive: self,
-            stack: vec![mpath::normalize(dir)],
-            started: false,
-        }
+    /// Walk the tree below the directory `dir` top-down, streaming: the directory
+    /// first, then its children in the order of `opts` (see [`Walk`]).
+    pub fn walk(&self, dir: &str, opts: WalkOptions) -> Result<Walk<'_>> {
+        let start = walk::dir_info(self, dir)?;
+        Ok(Walk::new(self, start, opts))
+    }
+
+    /// A paged scan of the index (see [`crate::index::scan`]).
+    pub fn scan(&self, spec: ScanSpec) -> Scan<'_> {
+        Scan::new(self, spec)
     }
 
     /// Files in the given order, optionally only those below `within` (`""` = all).
     /// Rows are fetched in pages, so no read transaction is held across the walk
     /// (beyond the few milliseconds of [`crate::read_pool::HOLD`]).
     pub fn files(&self, order: Order, within: &str) -> FileIter<'_> {
+        let order = match order {
+            Order::Path => ScanOrder::Path,
+            Order::Address => ScanOrder::Address,
+            Order::Insertion => ScanOrder::Rowid,
+        };
         FileIter {
-            archive: self,
-            order,
-            within: mpath::normalize(within),
-            cursor: Cursor::start(),
-            buf: VecDeque::new(),
-            done: false,
+            scan: walk::files_below(self, &mpath::normalize(within), order, false),
         }
     }
 
     /// All directories below `within` and `within` itself, in path order.
     pub fn dirs(&self, within: &str) -> Result<Vec<DirInfo>> {
-        let within = mpath::normalize(within);
-        let mut out: Vec<DirInfo> = Vec::new();
-        loop {
-            let after = out.last().map(|d| d.path.clone());
-            let page = self.with_index(|i| i.dirs_page(after.as_deref(), &within, 4096))?;
-            if page.is_empty() {
-                return Ok(out);
-            }
-            out.extend(page);
-        }
+        self.dirs_iter(within)
+            .map(|d| {
+                d.map(|e| match e {
+                    Entry::Dir(d) => d,
+                    Entry::File(_) => unreachable!("a scan of dirs yields directories"),
+                })
+            })
+            .collect()
     }
 
-    /// Files and directories whose whole path matches `pattern`, sorted by path. The
-    /// root is never matched.
-    pub fn glob(&self, pattern: &str, opts: GlobOptions) -> Result<Vec<Entry>> {
-        let glob = Glob::new(pattern, opts)?;
-        self.with_index(|i| i.glob(&glob))
+    /// [`dirs`](Self::dirs), streamed.
+    pub fn dirs_iter(&self, within: &str) -> Scan<'_> {
+        let within = mpath::normalize(within);
+        Scan::new(
+            self,
+            ScanSpec::new(Table::Dirs, ScanOrder::Path).with(Cond::Subtree(within)),
+        )
+    }
+
+    /// Files and directories whose whole path matches `pattern`, in path order,
+    /// streamed. The root is never matched.
+    pub fn glob(&self, pattern: &str, opts: GlobOptions) -> Result<Globbed<'_>> {
+        Ok(Globbed::new(self, Glob::new(pattern, opts)?))
     }
 }
 
@@ -516,71 +527,19 @@ pub fn check_crc(fi: &FileInfo, data: &[u8]) -> Result<()> {
 
 /// Iterator over files, fetched page by page. See [`Archive::files`].
 pub struct FileIter<'a> {
-    archive: &'a Archive,
-    order: Order,
-    within: String,
-    cursor: Cursor,
-    buf: VecDeque<FileInfo>,
-    done: bool,
+    scan: Scan<'a>,
 }
-
-const PAGE: usize = 4096;
 
 impl Iterator for FileIter<'_> {
     type Item = Result<FileInfo>;
 
     fn next(&mut self) -> Option<Result<FileInfo>> {
-        if self.buf.is_empty() && !self.done {
-            let page = self
-                .archive
-                .with_index(|i| i.files_page(self.order, &self.cursor, &self.within, PAGE));
-            match page {
-                Ok((rows, next)) => {
-                    self.done = rows.len() < PAGE;
-                    self.cursor = next;
-                    self.buf.extend(rows);
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-            }
-        }
-        self.buf.pop_front().map(Ok)
-    }
-}
-
-/// Top-down walk over directories. See [`Archive::walk`].
-pub struct Walk<'a> {
-    archive: &'a Archive,
-    stack: Vec<String>,
-    started: bool,
-}
-
-/// One directory of a walk.
-#[derive(Debug, Clone)]
-pub struct WalkEntry {
-    pub dir: String,
-    pub listing: Listing,
-}
-
-impl Iterator for Walk<'_> {
-    type Item = Result<WalkEntry>;
-
-    fn next(&mut self) -> Option<Result<WalkEntry>> {
-        let dir = self.stack.pop()?;
-        let first = !self.started;
-        self.started = true;
-        match self.archive.listdir(&dir) {
-            Ok(listing) => {
-                self.stack
-                    .extend(listing.dirs.iter().rev().map(|d| d.path.clone()));
-                Some(Ok(WalkEntry { dir, listing }))
-            }
-            // A directory that vanished between listing and visiting is skipped;
-            // only a missing starting point is an error.
-            Err(Error::NotFound(_)) if !first => self.next(),
-            Err(e) => Some(Err(e)),
+        loop {
+            return match self.scan.next()? {
+                Ok(Entry::File(f)) => Some(Ok(f)),
+                Ok(Entry::Dir(_)) => continue,
+                Err(e) => Some(Err(e)),
+            };
         }
     }
 }

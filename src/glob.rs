@@ -100,9 +100,36 @@ impl Glob {
 
     /// Does the whole of `path` match?
     pub fn is_match(&self, path: &str) -> bool {
+        if path.is_empty() {
+            // The root has no segment at all: only `**` segments match it, and a
+            // trailing `/` after them (Python's regex for `**/` matches "").
+            let n = self.segs.len();
+            return self.segs.iter().enumerate().all(|(i, s)| match s {
+                Seg::AnySegments => true,
+                Seg::Literal(l) => l.is_empty() && i + 1 == n && i > 0,
+                Seg::Wild { .. } => false,
+            });
+        }
+        if let [seg] = self.segs.as_slice() {
+            // One segment against a path of one (a name): no bookkeeping needed.
+            if path.contains('/') {
+                return matches!(seg, Seg::AnySegments) && self.all_visible(path);
+            }
+            return match seg {
+                Seg::AnySegments => self.visible(path),
+                Seg::Literal(l) => l == path,
+                Seg::Wild { re, no_dot } => {
+                    !(*no_dot && path.starts_with('.')) && re.is_match(path)
+                }
+            };
+        }
         let names: Vec<&str> = path.split('/').collect();
         let mut failed = vec![false; (self.segs.len() + 1) * (names.len() + 1)];
         self.match_from(0, 0, &names, &mut failed)
+    }
+
+    fn all_visible(&self, path: &str) -> bool {
+        path.split('/').all(|n| self.visible(n))
     }
 
     fn visible(&self, name: &str) -> bool {
@@ -350,6 +377,14 @@ mod tests {
         assert!(m("a/**/b", true, false, "a/b"));
         assert!(m("a/**/b", true, false, "a/x/y/b"));
         assert!(m("**", true, false, "a/b"));
+        // The root (as Python's regex for `**` matches the empty string).
+        assert!(m("**", true, false, ""));
+        assert!(!m("*", true, false, ""));
+        assert!(!m("a/**", true, false, ""));
+        assert!(m("**/", true, false, ""));
+        assert!(m("**/**", true, false, ""));
+        assert!(!m("/**", true, false, ""));
+        assert!(!m("**/", false, false, ""));
         // Not recursive: ** is *.
         assert!(!m("**/*.txt", false, false, "a.txt"));
         assert!(m("**/*.txt", false, false, "x/a.txt"));

@@ -21,6 +21,11 @@ use crate::glob::Glob;
 use crate::path as mpath;
 use crate::schema::{self, Version};
 
+pub mod scan;
+pub mod work;
+
+pub use scan::{Bind, Cmp, Cond, ScanKey, ScanOrder, ScanPage, ScanSpec, Table};
+
 /// The columns selected for a `FileInfo`, in decoding order (a macro, so that the
 /// point lookups below are string constants: a lookup by path then formats nothing).
 macro_rules! file_cols {
@@ -90,13 +95,17 @@ fn harden(conn: &Connection, access: Access) -> rusqlite::Result<()> {
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
     }
     conn.busy_timeout(Duration::from_secs(5))?;
-    // Temporary tables and sorts stay in the page cache while they fit and spill
-    // to an unlinked temporary file beyond it (SQLite's default temp store), so
-    // that sorting millions of rows (`du -a`, `ls -R`) needs bounded memory.
+    // 8 MB of page cache per connection, which a scan of 100k files already fills:
+    // memory stays flat however large the index grows (the operating system's page
+    // cache holds the rest). SQLite's sorter gets as much (its in-memory runs are
+    // `cache_size` pages), and sorts and temporary tables beyond it spill to an
+    // unlinked temporary file (SQLite's default temp store), so that sorting
+    // millions of rows (`du -a`) needs bounded memory too.
     conn.execute_batch(
         "PRAGMA cell_size_check = ON;
-         PRAGMA cache_size = -32000;",
+         PRAGMA cache_size = -8000;",
     )?;
+    work::install(conn);
     if access == Access::ReadWrite {
         conn.execute_batch("PRAGMA recursive_triggers = ON; PRAGMA foreign_keys = ON;")?;
     }
@@ -516,6 +525,52 @@ impl Index {
         })
     }
 
+    /// The number of rows of `table` that `sqlite_stat1` records (what SQLite's
+    /// query planner believes), `None` without statistics for it.
+    pub fn stat1_rows(&self, table: &str) -> Result<Option<i64>> {
+        let exists: bool = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            .at(&self.path)?
+            > 0;
+        if !exists {
+            return Ok(None);
+        }
+        let stat: Option<String> = self
+            .conn
+            .prepare_cached("SELECT CAST(stat AS TEXT) FROM sqlite_stat1 WHERE tbl = ?1 LIMIT 1")
+            .and_then(|mut s| {
+                s.query_row([table], |r| r.get::<_, Option<String>>(0))
+                    .optional()
+            })
+            .at(&self.path)?
+            .flatten();
+        Ok(stat.and_then(|s| s.split_whitespace().next()?.parse().ok()))
+    }
+
+    /// The sizes of the entries directly in `dir` added up: each file's size and
+    /// each subdirectory's total (the `total` line of `ls -l`).
+    pub fn children_size(&self, dir: &str) -> Result<i64> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT (SELECT coalesce(sum(size_tree), 0) FROM dirs WHERE parent = ?1) \
+                 + (SELECT coalesce(sum(size), 0) FROM files WHERE parent = ?1)",
+            )
+            .at(&self.path)?;
+        let v = stmt
+            .query_row([dir], |r| {
+                Ok(match r.get_ref(0)? {
+                    ValueRef::Integer(i) => i,
+                    ValueRef::Real(f) => f as i64,
+                    _ => 0,
+                })
+            })
+            .at(&self.path)?;
+        Ok(v)
+    }
+
     /// Files and directories whose whole path matches `glob`, sorted by path. The
     /// root is never matched. Only the range of paths that start with the pattern's
     /// literal prefix is scanned.
@@ -566,19 +621,28 @@ impl Index {
         } else {
             "path >= :lo AND path < :hi"
         };
+        let (k1, k2, k3, k4) = cursor.parts();
+        // The first page has no key condition at all: a condition like
+        // `(:k IS NULL OR path > :k)` cannot be used to seek, so every page would
+        // scan the index from its start (a quadratic walk).
+        let started = match order {
+            Order::Path => k1.is_some(),
+            Order::Address => k2.is_some() && k3.is_some() && k4.is_some(),
+            Order::Insertion => k4.is_some(),
+        };
         let (key_cond, order_by) = match order {
-            Order::Path => ("(:k1 IS NULL OR path > :k1)", "path"),
+            Order::Path => ("path > :k1", "path"),
             Order::Address => (
-                "(:k2 IS NULL OR (shard, offset, rowid) > (:k2, :k3, :k4))",
+                "(shard, offset, rowid) > (:k2, :k3, :k4)",
                 "shard, offset, rowid",
             ),
-            Order::Insertion => ("(:k4 IS NULL OR rowid > :k4)", "rowid"),
+            Order::Insertion => ("rowid > :k4", "rowid"),
         };
+        let key_cond = if started { key_cond } else { "1" };
         let sql = format!(
             "SELECT {FILE_COLS}, rowid FROM files WHERE {scope} AND {key_cond} \
              ORDER BY {order_by} LIMIT :limit"
         );
-        let (k1, k2, k3, k4) = cursor.parts();
         let limit = limit as i64;
         let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
         let mut named: Vec<(&str, &dyn rusqlite::ToSql)> = vec![(":limit", &limit)];
@@ -586,14 +650,16 @@ impl Index {
             named.push((":lo", &lo));
             named.push((":hi", &hi));
         }
-        match order {
-            Order::Path => named.push((":k1", &k1)),
-            Order::Address => {
-                named.push((":k2", &k2));
-                named.push((":k3", &k3));
-                named.push((":k4", &k4));
+        if started {
+            match order {
+                Order::Path => named.push((":k1", &k1)),
+                Order::Address => {
+                    named.push((":k2", &k2));
+                    named.push((":k3", &k3));
+                    named.push((":k4", &k4));
+                }
+                Order::Insertion => named.push((":k4", &k4)),
             }
-            Order::Insertion => named.push((":k4", &k4)),
         }
         let mut rows = stmt.query(named.as_slice()).at(&self.path)?;
         let mut out = Vec::new();
@@ -616,18 +682,21 @@ impl Index {
         limit: usize,
     ) -> Result<Vec<DirInfo>> {
         let limit = limit as i64;
+        // As in `files_page`: no `?1 IS NULL OR …` key condition, which cannot seek.
+        let key = if after.is_some() {
+            "path > ?1"
+        } else {
+            "?1 IS NULL"
+        };
         match mpath::subtree_range(within) {
             None => self.query_dirs(
-                &format!(
-                    "SELECT {DIR_COLS} FROM dirs WHERE (?1 IS NULL OR path > ?1) \
-                     ORDER BY path LIMIT ?2"
-                ),
+                &format!("SELECT {DIR_COLS} FROM dirs WHERE {key} ORDER BY path LIMIT ?2"),
                 params![after, limit],
             ),
             Some((lo, hi)) => self.query_dirs(
                 &format!(
-                    "SELECT {DIR_COLS} FROM dirs WHERE (path = ?3 OR (path >= ?4 AND path < ?5)) \
-                     AND (?1 IS NULL OR path > ?1) ORDER BY path LIMIT ?2"
+                    "SELECT {DIR_COLS} FROM dirs WHERE path >= ?3 AND path < ?5 \
+                     AND (path = ?3 OR path >= ?4) AND {key} ORDER BY path LIMIT ?2"
                 ),
                 params![after, limit, within, lo, hi],
             ),

@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use barecat::archive::{WalkEvent, WalkOptions};
 use barecat::glob::GlobOptions;
 use barecat::{
     Archive, ArchiveWriter, CreateMode, Entry, Error, Layout, Meta, Order, WriterOptions,
@@ -735,8 +736,43 @@ fn listing_walk_glob_and_orders() {
         a.listdir("c.txt").unwrap_err(),
         Error::NotADirectory(_)
     ));
-    let walked: Vec<String> = a.walk("").map(|w| w.unwrap().dir).collect();
+    let walked: Vec<String> = a
+        .walk("", WalkOptions::default())
+        .unwrap()
+        .filter_map(|w| match w.unwrap() {
+            WalkEvent::Dir { info, .. } => Some(info.path),
+            _ => None,
+        })
+        .collect();
     assert_eq!(walked, names(vec!["", "a", "a/b", "empty", "ü"]));
+    // A streaming walk: each directory, its files, then its subdirectories, by name;
+    // `last` marks the last child of each directory.
+    let events: Vec<String> = a
+        .walk("a", WalkOptions::default())
+        .unwrap()
+        .map(|w| match w.unwrap() {
+            WalkEvent::Dir { info, depth, last } => format!("D{depth}{last} {}", info.path),
+            WalkEvent::File { info, depth, last } => format!("F{depth}{last} {}", info.path),
+            WalkEvent::End { depth } => format!("E{depth}"),
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "D0true a",
+            "F1false a/.hidden.jpg",
+            "F1false a/x.txt",
+            "F1false a/y.jpg",
+            "D1true a/b",
+            "F2true a/b/z.jpg",
+            "E1",
+            "E0"
+        ]
+    );
+    assert!(matches!(
+        a.walk("c.txt", WalkOptions::default()).err().unwrap(),
+        Error::NotADirectory(_)
+    ));
     let g = |pat: &str, hidden: bool| -> Vec<String> {
         a.glob(
             pat,
@@ -746,8 +782,7 @@ fn listing_walk_glob_and_orders() {
             },
         )
         .unwrap()
-        .into_iter()
-        .map(|e| e.path().to_string())
+        .map(|e| e.unwrap().path().to_string())
         .collect()
     };
     assert_eq!(g("**/*.jpg", false), names(vec!["a/b/z.jpg", "a/y.jpg"]));

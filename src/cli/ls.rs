@@ -15,8 +15,15 @@ Examples:
   barecat-ls -l data.barecat train         # long format
   barecat-ls -R data.barecat train         # every file below train, full paths
   barecat-ls data.barecat 'train/**/*.jpg' # glob (** crosses directories)
-  barecat-ls --json -R data.barecat        # JSON lines, for scripts
-  barecat-ls -l s3://bucket/datasets/data.barecat train   # a remote archive";
+  barecat-ls --json -R data.barecat        # JSON lines with every column, for scripts
+  barecat-ls -l s3://bucket/datasets/data.barecat train   # a remote archive
+
+Directories are listed by name, `-R` and globs by path; several directories get a
+`DIR:` header each, as in GNU ls. A path that is not there is an error (on stderr,
+exit status 1); the others are still listed. `--jsonl` writes Python barecat's JSON
+lines. For Python barecat's `list`/`ls` output, line for line, use `barecat list`.
+
+Exit status: 0 success, 1 some path not found or failure, 2 usage error.";
 
 /// List files and directories in an archive.
 #[derive(Debug, Parser)]
@@ -32,9 +39,12 @@ pub struct Args {
     /// List every file below the directories, with full paths
     #[arg(short = 'R', long)]
     pub recursive: bool,
-    /// One JSON object per line
-    #[arg(long, visible_alias = "jsonl")]
+    /// One JSON object per line, with every column (shard, offset, counters)
+    #[arg(long, conflicts_with = "jsonl")]
     pub json: bool,
+    /// One JSON object per line, as Python barecat writes them
+    #[arg(long)]
+    pub jsonl: bool,
     #[command(flatten)]
     pub remote: super::common::Remote,
 }
@@ -50,6 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         long: args.long,
         recursive: args.recursive,
         json: args.json,
+        jsonl: args.jsonl,
     };
     let problems = listing::list(&archive, &args.paths, opts, &mut out)?;
     out.flush()?;

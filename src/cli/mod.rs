@@ -27,10 +27,12 @@ pub mod defrag;
 pub mod docs;
 pub mod du;
 pub mod extract;
+pub mod find;
 pub mod from_tar;
 pub mod from_zip;
 pub mod index_to_csv;
 pub mod ingest;
+pub mod list;
 pub mod ls;
 pub mod merge;
 pub mod merge_symlink;
@@ -48,6 +50,7 @@ pub mod to_ncdu_json;
 pub mod to_tar;
 pub mod to_zip;
 pub mod touch;
+pub mod tree;
 pub mod upgrade;
 pub mod verify;
 pub mod wrap;
@@ -167,6 +170,17 @@ pub fn commands() -> &'static [Command] {
         // Looking inside.
         register!("ls", "barecat-ls", false, ls::Args, ls::run),
         register!("du", "barecat-du", false, du::Args, du::run),
+        // Python barecat's listing commands, line for line.
+        register!(
+            "list",
+            "barecat-list",
+            false,
+            ["l", "t"],
+            list::Args,
+            list::run
+        ),
+        register!("find", "barecat-find", false, find::Args, find::run),
+        register!("tree", "barecat-tree", false, tree::Args, tree::run),
         register!(
             "to-ncdu-json",
             "barecat-to-ncdu-json",
@@ -279,6 +293,15 @@ pub fn commands() -> &'static [Command] {
         ),
     ];
     COMMANDS
+}
+
+/// Commands whose options do not follow clap's conventions get their arguments
+/// rewritten first: `find`'s single-dash options (`-name`).
+fn rewrite_argv(command: &str, argv: Vec<OsString>) -> Vec<OsString> {
+    match command {
+        "find" | "barecat-find" => find::dash_options(argv),
+        _ => argv,
+    }
 }
 
 fn program_name(argv0: &OsString) -> String {
@@ -432,6 +455,7 @@ fn run_matches(prog: &str, cmd: &Command, matches: &ArgMatches) -> ExitCode {
 pub fn main_for<A: Parser>(run: fn(A) -> anyhow::Result<ExitCode>) -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
     let prog = argv.first().map(program_name).unwrap_or_default();
+    let argv = rewrite_argv(&prog, argv);
     install_panic_hook(&prog);
     install_logger(&prog);
     tune_allocator();
@@ -506,6 +530,7 @@ pub fn main_multicall() -> ExitCode {
     tune_allocator();
     // Invoked through a link named after a command: run that command.
     if let Some(cmd) = commands().iter().find(|c| c.binary == prog) {
+        let argv = rewrite_argv(&prog, argv);
         return match (cmd.command)().try_get_matches_from(&argv) {
             Ok(m) => run_matches(&prog, cmd, &m),
             Err(e) => {
@@ -514,6 +539,12 @@ pub fn main_multicall() -> ExitCode {
             }
         };
     }
+    let sub = argv
+        .get(1)
+        .and_then(|a| a.to_str())
+        .unwrap_or("")
+        .to_string();
+    let argv = rewrite_argv(&sub, argv);
     let matches = match barecat_command().try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) => {

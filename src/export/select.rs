@@ -11,20 +11,21 @@
 //!
 //! An operand that matches nothing is reported (and the rest goes on).
 //!
-//! Rows are read with a scan of our own instead of [`Archive::files`], so that one
+//! Rows are read with the index's paged scans ([`crate::archive::Scan`]), so that one
 //! corrupt row (a negative size, a text in an integer column) is reported as
 //! [`Row::Bad`] and the scan goes on with the next row.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
-use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::ToSql;
+use rusqlite::types::ValueRef;
 
+use crate::archive::walk::files_below;
+use crate::archive::Scan;
 use crate::entry::{DirInfo, Entry, FileInfo, Order};
 use crate::error::{Error, Result, SqlContext};
 use crate::glob::{has_wildcards, GlobOptions, PathFilter};
-use crate::index::{decode_file, FILE_COLS};
+use crate::index::ScanOrder;
 use crate::path as mpath;
 use crate::Archive;
 
@@ -75,7 +76,9 @@ impl Selection {
                     recursive: raw.contains("**"),
                     include_hidden: false,
                 };
-                archive.glob(&mpath::normalize(raw), opts)?
+                archive
+                    .glob(&mpath::normalize(raw), opts)?
+                    .collect::<Result<Vec<_>>>()?
             } else {
                 archive.lookup(raw)?.into_iter().collect()
             };
@@ -177,7 +180,7 @@ pub struct FileRows<'a> {
     order: Order,
     single: VecDeque<FileInfo>,
     scopes: VecDeque<String>,
-    scan: Option<Scan>,
+    scan: Option<Scan<'a>>,
     filter: Option<Arc<PathFilter>>,
 }
 
@@ -188,13 +191,21 @@ impl FileRows<'_> {
         }
         loop {
             if let Some(scan) = &mut self.scan {
-                match scan.next(self.archive) {
-                    Some(r) => return Some(r),
+                match scan.next_row() {
+                    Some(Ok(Ok(Entry::File(f)))) => return Some(Ok(Row::File(f))),
+                    Some(Ok(Ok(Entry::Dir(_)))) => continue,
+                    Some(Ok(Err(e))) => return Some(Ok(Row::Bad(e))),
+                    Some(Err(e)) => return Some(Err(e)),
                     None => self.scan = None,
                 }
             }
             let within = self.scopes.pop_front()?;
-            self.scan = Some(Scan::new(self.order, within));
+            let order = match self.order {
+                Order::Path => ScanOrder::Path,
+                Order::Address => ScanOrder::Address,
+                Order::Insertion => ScanOrder::Rowid,
+            };
+            self.scan = Some(files_below(self.archive, &within, order, false));
         }
     }
 }
@@ -210,140 +221,6 @@ impl Iterator for FileRows<'_> {
                 _ => return Some(r),
             }
         }
-    }
-}
-
-const PAGE: i64 = 4096;
-
-/// Paged scan of `files` below one directory, keyed on the raw column values so that
-/// it can step over rows that do not decode.
-struct Scan {
-    order: Order,
-    within: String,
-    cursor: Option<Vec<Key>>,
-    buf: VecDeque<Row>,
-    done: bool,
-}
-
-impl Scan {
-    fn new(order: Order, within: String) -> Scan {
-        Scan {
-            order,
-            within,
-            cursor: None,
-            buf: VecDeque::new(),
-            done: false,
-        }
-    }
-
-    fn key_columns(&self) -> &'static str {
-        match self.order {
-            Order::Address => "shard, offset, rowid",
-            Order::Path => "path, rowid",
-            Order::Insertion => "rowid",
-        }
-    }
-
-    fn next(&mut self, archive: &Archive) -> Option<Result<Row>> {
-        if self.buf.is_empty() && !self.done {
-            if let Err(e) = self.fill(archive) {
-                self.done = true;
-                return Some(Err(e));
-            }
-        }
-        self.buf.pop_front().map(Ok)
-    }
-
-    fn fill(&mut self, archive: &Archive) -> Result<()> {
-        let keys = self.key_columns();
-        let nkeys = keys.split(',').count();
-        let params: String = (1..=nkeys)
-            .map(|i| format!("?{i}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let after = if self.cursor.is_some() {
-            format!("({keys}) > ({params})")
-        } else {
-            "1".to_string()
-        };
-        let scope = if self.within.is_empty() {
-            "1"
-        } else {
-            "path >= ?10 AND path < ?11"
-        };
-        let sql = format!(
-            "SELECT {FILE_COLS}, {keys} FROM files WHERE {scope} AND {after} \
-             ORDER BY {keys} LIMIT ?12"
-        );
-        let (lo, hi) = mpath::subtree_range(&self.within).unwrap_or_default();
-        let cursor = self.cursor.clone();
-        let (rows, next) = archive.with_index(|i| {
-            let mut stmt = i.conn().prepare_cached(&sql).at(i.path())?;
-            if let Some(c) = &cursor {
-                for (n, v) in c.iter().enumerate() {
-                    stmt.raw_bind_parameter(n + 1, v).at(i.path())?;
-                }
-            }
-            if !self.within.is_empty() {
-                stmt.raw_bind_parameter(10, &lo).at(i.path())?;
-                stmt.raw_bind_parameter(11, &hi).at(i.path())?;
-            }
-            stmt.raw_bind_parameter(12, PAGE).at(i.path())?;
-            let mut rows = stmt.raw_query();
-            let mut out = Vec::new();
-            let mut last = None;
-            while let Some(row) = rows.next().at(i.path())? {
-                let key: Vec<Key> = (0..nkeys)
-                    .map(|k| row.get_ref(9 + k).map(owned))
-                    .collect::<rusqlite::Result<_>>()
-                    .at(i.path())?;
-                last = Some(key);
-                out.push(match decode_file(row) {
-                    Ok(f) => Row::File(f),
-                    Err(detail) => Row::Bad(Error::corrupt(i.path(), detail)),
-                });
-            }
-            Ok((out, last))
-        })?;
-        self.done = (rows.len() as i64) < PAGE;
-        if next.is_some() {
-            self.cursor = next;
-        }
-        self.buf.extend(rows);
-        Ok(())
-    }
-}
-
-/// A column value kept as it was stored (text need not be valid UTF-8), to bind as
-/// a scan key.
-#[derive(Debug, Clone)]
-enum Key {
-    Null,
-    Integer(i64),
-    Real(f64),
-    Text(Vec<u8>),
-    Blob(Vec<u8>),
-}
-
-fn owned(v: ValueRef<'_>) -> Key {
-    match v {
-        ValueRef::Null => Key::Null,
-        ValueRef::Integer(i) => Key::Integer(i),
-        ValueRef::Real(f) => Key::Real(f),
-        ValueRef::Text(t) => Key::Text(t.to_vec()),
-        ValueRef::Blob(b) => Key::Blob(b.to_vec()),
-    }
-}
-
-impl ToSql for Key {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::Borrowed(match self {
-            Key::Null => ValueRef::Null,
-            Key::Integer(i) => ValueRef::Integer(*i),
-            Key::Real(f) => ValueRef::Real(*f),
-            Key::Text(t) => ValueRef::Text(t),
-            Key::Blob(b) => ValueRef::Blob(b),
-        }))
     }
 }
 

@@ -2,15 +2,16 @@
 //! `ncdu -f FILE` (spec §12.1 `to-ncdu-json`).
 //!
 //! Each directory is an array: its own object, then its files, then its
-//! subdirectories (each sorted by name). Strings are escaped to ASCII like Python's
-//! `json.dumps`, so the output is the same bytes as Python barecat's apart from the
-//! order of entries, the version and the time stamp.
+//! subdirectories, each in row order as Python barecat writes them. Strings are
+//! escaped to ASCII like Python's `json.dumps`, so the output is the same bytes as
+//! Python barecat's apart from the version and the time stamp. The tree is
+//! streamed by a walk ([`crate::archive::Walk`]): memory does not grow with the
+//! archive, however large its directories.
 
 use std::fmt::Write as _;
 use std::io::Write;
 
-use crate::archive::Archive;
-use crate::entry::DirInfo;
+use crate::archive::{Archive, ChildOrder, WalkEvent, WalkOptions};
 use crate::error::{Error, Result};
 use crate::path as mpath;
 
@@ -44,32 +45,6 @@ fn out_err(e: std::io::Error) -> Error {
     Error::io("<output>", e)
 }
 
-/// Write a directory's opening bracket, its object and its files; return its
-/// subdirectories.
-fn open_dir(archive: &Archive, path: &str, out: &mut dyn Write) -> Result<Vec<DirInfo>> {
-    let listing = archive.listdir(path)?;
-    let name = if path.is_empty() {
-        "/"
-    } else {
-        mpath::basename(path)
-    };
-    let mut text = format!(
-        "[ {{\"name\": {}, \"asize\": 4096, \"ino\": 0}}",
-        json_ascii(name)
-    );
-    for f in &listing.files {
-        let _ = write!(
-            text,
-            ", {{\"name\": {}, \"asize\": {}, \"dsize\": {}, \"ino\": 0}}",
-            json_ascii(mpath::basename(&f.path)),
-            f.size,
-            f.size
-        );
-    }
-    out.write_all(text.as_bytes()).map_err(out_err)?;
-    Ok(listing.dirs)
-}
-
 /// Write the whole tree of `archive` to `out`.
 pub fn write_ncdu(archive: &Archive, out: &mut dyn Write) -> Result<()> {
     let timestamp = std::time::SystemTime::now()
@@ -82,19 +57,45 @@ pub fn write_ncdu(archive: &Archive, out: &mut dyn Write) -> Result<()> {
         env!("CARGO_PKG_VERSION")
     )
     .map_err(out_err)?;
-    let mut stack = vec![open_dir(archive, "", out)?.into_iter()];
-    while let Some(top) = stack.last_mut() {
-        match top.next() {
-            Some(d) => {
-                out.write_all(b",\n").map_err(out_err)?;
-                let subdirs = open_dir(archive, &d.path, out)?;
-                stack.push(subdirs.into_iter());
+    let walk = archive.walk(
+        "",
+        WalkOptions {
+            order: ChildOrder::Rowid,
+            files_first: true,
+            files: true,
+            max_depth: None,
+            file_paths_only: false,
+        },
+    )?;
+    let mut text = String::new();
+    for ev in walk {
+        text.clear();
+        match ev? {
+            WalkEvent::Dir { info, depth, .. } => {
+                let name = if depth == 0 {
+                    "/"
+                } else {
+                    mpath::basename(&info.path)
+                };
+                let sep = if depth == 0 { "" } else { ",\n" };
+                let _ = write!(
+                    text,
+                    "{sep}[ {{\"name\": {}, \"asize\": 4096, \"ino\": 0}}",
+                    json_ascii(name)
+                );
             }
-            None => {
-                out.write_all(b"]").map_err(out_err)?;
-                stack.pop();
+            WalkEvent::File { info, .. } => {
+                let _ = write!(
+                    text,
+                    ", {{\"name\": {}, \"asize\": {}, \"dsize\": {}, \"ino\": 0}}",
+                    json_ascii(mpath::basename(&info.path)),
+                    info.size,
+                    info.size
+                );
             }
+            WalkEvent::End { .. } => text.push(']'),
         }
+        out.write_all(text.as_bytes()).map_err(out_err)?;
     }
     out.write_all(b"]\n").map_err(out_err)
 }

@@ -1,0 +1,5 @@
+complete -c barecat-list -s l -l long -d 'Long listing with sizes'
+complete -c barecat-list -s R -l recursive -d 'List recursively: every file below each directory'
+complete -c barecat-list -l jsonl -d 'Output as JSON lines (one JSON object per line)'
+complete -c barecat-list -s h -l help -d 'Print help'
+complete -c barecat-list -s V -l version -d 'Print version'

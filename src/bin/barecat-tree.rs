@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    barecat::cli::main_for(barecat::cli::tree::run)
+}
