@@ -11,6 +11,15 @@ usage: py_ops.py OP ARGS...
   many-ours ARCH PATHS THREADS barecat_rs: bc.read_many(paths, threads=THREADS)
   gather-ours ARCH INDICES     barecat_rs: Records(ARCH).gather(indices) over the
                                archive's record table (memoryviews, no copy)
+  gather-warm ARCH INDICES     barecat_rs: the same gather a second time in the same
+                               process (the pages of the mapping already touched):
+                               what a long-lived data loader sees
+  lookup-floor ARCH PATHS      Python's sqlite3: the row of every path (`SELECT shard,
+                               offset, size, crc32c FROM files WHERE path = ?`), no
+                               read: the SQLite lookup alone, a floor of bc[path]
+  touch-floor ARCH INDICES     one byte of each record read through a fresh memory
+                               map of the shards (first touch of each page): the
+                               page-fault floor of a zero-copy gather in a new process
   write-ours OUT N             barecat_rs: bc[path] = data for N small files
   write-python OUT N           Python barecat 0.3.1: the same
   import-ours                  import barecat_rs
@@ -82,6 +91,52 @@ def main():
             t = time.perf_counter()
             for v in r.gather(indices):
                 acc = zlib.adler32(v, acc)
+            elapsed = time.perf_counter() - t
+            get = None
+        elif op == "gather-warm":
+            import barecat_rs
+
+            r = barecat_rs.Records(target)
+            indices = [int(x) for x in paths]
+            for v in r.gather(indices):
+                acc = zlib.adler32(v, acc)
+            t = time.perf_counter()
+            for v in r.gather(indices):
+                acc = zlib.adler32(v, acc)
+            elapsed = time.perf_counter() - t
+            get = None
+        elif op == "lookup-floor":
+            import sqlite3
+
+            con = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+            q = "SELECT shard, offset, size, crc32c FROM files WHERE path = ?"
+
+            def get(p, ex=con.execute):
+                return ex(q, (p,)).fetchone()[2].to_bytes(8, "little")
+        elif op == "touch-floor":
+            import glob
+            import mmap
+            import sqlite3
+
+            # Record i of the table is the i-th path in path order (as bench/python.py
+            # wrote the indices): its shard and offset, looked up before timing.
+            con = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+            wanted = sorted({int(x) for x in paths})
+            place = {}
+            rows = con.execute("SELECT shard, offset FROM files ORDER BY path")
+            k = 0
+            for i, (shard, off) in enumerate(rows):
+                if k < len(wanted) and wanted[k] == i:
+                    place[i] = (shard, off)
+                    k += 1
+            spots = [place[int(x)] for x in paths]
+            maps = []
+            for f in sorted(glob.glob(glob.escape(target) + "-shard-*")):
+                with open(f, "rb") as fh:
+                    maps.append(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+            t = time.perf_counter()
+            for shard, off in spots:
+                acc += maps[shard][off]
             elapsed = time.perf_counter() - t
             get = None
         elif op == "many-ours":

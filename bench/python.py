@@ -100,6 +100,15 @@ cases = [
          warm=warm_arch),
     Case("barecat_rs Records.gather", op("gather-ours", arch, indices), inner=True,
          warm=warm_arch + [table]),
+    Case("barecat_rs Records.gather, 2nd pass", op("gather-warm", arch, indices), inner=True,
+         warm=warm_arch + [table],
+         note="the same gather again in the same process: the mapping's pages touched"),
+    Case("floor: SQLite lookup alone", op("lookup-floor", arch, stored), inner=True,
+         warm=warm_arch,
+         note="Python's sqlite3, the row of each path, no read: no reader by path beats it"),
+    Case("floor: first touch of each record's page", op("touch-floor", arch, indices),
+         inner=True, warm=warm_arch,
+         note="one byte per record through a fresh mmap of the shard (one page fault each)"),
 ]
 targets = [
     ("random reads by path: at least 5x Python barecat", ours, "python barecat bc[path]", 5.0,
@@ -112,6 +121,13 @@ targets = [
      "barecat_rs read_many, 1 thread", 1.7, "ge_speedup"),
     ("Records.gather at least 20x Python barecat bc[path]", "barecat_rs Records.gather",
      "python barecat bc[path]", 20.0, "ge_speedup"),
+    ("Records.gather, 2nd pass, at least 20x Python barecat bc[path]",
+     "barecat_rs Records.gather, 2nd pass", "python barecat bc[path]", 20.0, "ge_speedup"),
+    ("bound: SQLite lookup alone at least 5x Python barecat bc[path]",
+     "floor: SQLite lookup alone", "python barecat bc[path]", 5.0, "ge_speedup"),
+    ("bound: page faults alone at least 20x Python barecat bc[path]",
+     "floor: first touch of each record's page", "python barecat bc[path]", 20.0,
+     "ge_speedup"),
 ]
 extra = ""
 if has("barecat_cython"):

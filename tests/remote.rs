@@ -113,6 +113,11 @@ fn every_reading_command_gives_over_http_what_it_gives_locally() {
             &["du", "-a", "ARCHIVE"],
             &["du", "-s", "ARCHIVE", "train"],
             &["index-to-csv", "ARCHIVE"],
+            &["list", "-R", "ARCHIVE"],
+            &["list", "-l", "ARCHIVE", "train"],
+            &["find", "ARCHIVE", "-name", "*.bin"],
+            &["find", "ARCHIVE", "train", "-type", "d"],
+            &["tree", "ARCHIVE"],
             &[
                 "cat",
                 "ARCHIVE",

@@ -281,19 +281,25 @@ complete -c barecat -n "__fish_barecat_using_subcommand du" -l json -d 'One JSON
 complete -c barecat -n "__fish_barecat_using_subcommand du" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand du" -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand du" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand list" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand list" -s l -l long -d 'Long listing with sizes'
 complete -c barecat -n "__fish_barecat_using_subcommand list" -s R -l recursive -d 'List recursively: every file below each directory'
 complete -c barecat -n "__fish_barecat_using_subcommand list" -l jsonl -d 'Output as JSON lines (one JSON object per line)'
+complete -c barecat -n "__fish_barecat_using_subcommand list" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand list" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand list" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand l" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand l" -s l -l long -d 'Long listing with sizes'
 complete -c barecat -n "__fish_barecat_using_subcommand l" -s R -l recursive -d 'List recursively: every file below each directory'
 complete -c barecat -n "__fish_barecat_using_subcommand l" -l jsonl -d 'Output as JSON lines (one JSON object per line)'
+complete -c barecat -n "__fish_barecat_using_subcommand l" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand l" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand l" -s V -l version -d 'Print version'
+complete -c barecat -n "__fish_barecat_using_subcommand t" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand t" -s l -l long -d 'Long listing with sizes'
 complete -c barecat -n "__fish_barecat_using_subcommand t" -s R -l recursive -d 'List recursively: every file below each directory'
 complete -c barecat -n "__fish_barecat_using_subcommand t" -l jsonl -d 'Output as JSON lines (one JSON object per line)'
+complete -c barecat -n "__fish_barecat_using_subcommand t" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand t" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand t" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand find" -l name -d 'Last path component matches this shell pattern' -r
@@ -302,11 +308,15 @@ complete -c barecat -n "__fish_barecat_using_subcommand find" -l type -d 'f: fil
 d\t''"
 complete -c barecat -n "__fish_barecat_using_subcommand find" -l size -d 'Size greater (+N), less (-N) or equal (N), with K, M, G, T suffixes' -r
 complete -c barecat -n "__fish_barecat_using_subcommand find" -l maxdepth -d 'At most N levels below PATH' -r
+complete -c barecat -n "__fish_barecat_using_subcommand find" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand find" -l print0 -d 'End each path with a NUL byte instead of a newline'
+complete -c barecat -n "__fish_barecat_using_subcommand find" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand find" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand find" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand tree" -s L -l level -d 'Show at most N levels below PATH' -r
+complete -c barecat -n "__fish_barecat_using_subcommand tree" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r
 complete -c barecat -n "__fish_barecat_using_subcommand tree" -s d -l dirs-only -d 'List directories only'
+complete -c barecat -n "__fish_barecat_using_subcommand tree" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand tree" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand tree" -s V -l version -d 'Print version'
 complete -c barecat -n "__fish_barecat_using_subcommand to-ncdu-json" -l index-mode -d 'How the index of a remote archive is read: auto (downloaded whole up to BARECAT_REMOTE_DOWNLOAD_LIMIT, 32M by default, else by ranged requests), range (ranged requests of its pages, with the B-tree sidecar) or download' -r

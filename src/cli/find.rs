@@ -59,6 +59,8 @@ pub struct Args {
     /// End each path with a NUL byte instead of a newline
     #[arg(long)]
     pub print0: bool,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 /// find's options take one dash (`-name`); clap's long options two. The options of
@@ -125,7 +127,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_depth: args.maxdepth,
         print0: args.print0,
     };
-    let archive = Archive::open(&args.archive)
+    let _stats = args.remote.stats_guard("barecat find");
+    let archive = Archive::open_with(&args.archive, args.remote.open_options(false))
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
     super::print_warnings("barecat find", archive.warnings());
     let stdout = io::stdout();

@@ -43,11 +43,14 @@ pub struct Args {
     /// Output as JSON lines (one JSON object per line)
     #[arg(long)]
     pub jsonl: bool,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     use_time_locale();
-    let archive = Archive::open(&args.archive)
+    let _stats = args.remote.stats_guard("barecat list");
+    let archive = Archive::open_with(&args.archive, args.remote.open_options(false))
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
     super::print_warnings("barecat list", archive.warnings());
     let stdout = io::stdout();

@@ -36,10 +36,13 @@ pub struct Args {
     /// List directories only
     #[arg(short, long)]
     pub dirs_only: bool,
+    #[command(flatten)]
+    pub remote: super::common::Remote,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let archive = Archive::open(&args.archive)
+    let _stats = args.remote.stats_guard("barecat tree");
+    let archive = Archive::open_with(&args.archive, args.remote.open_options(false))
         .with_context(|| format!("cannot open {}", args.archive.display()))?;
     super::print_warnings("barecat tree", archive.warnings());
     let stdout = io::stdout();
