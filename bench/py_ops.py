@@ -20,6 +20,10 @@ usage: py_ops.py OP ARGS...
   touch-floor ARCH INDICES     one byte of each record read through a fresh memory
                                map of the shards (first touch of each page): the
                                page-fault floor of a zero-copy gather in a new process
+  read-floor ARCH INDICES      every record's bytes through a memory map of the shards
+                               whose pages were touched in an untimed first pass:
+                               memoryview slices and the same checksum as the others
+                               (the floor of the consumer's loop over a warm map)
   write-ours OUT N             barecat_rs: bc[path] = data for N small files
   write-python OUT N           Python barecat 0.3.1: the same
   import-ours                  import barecat_rs
@@ -113,7 +117,7 @@ def main():
 
             def get(p, ex=con.execute):
                 return ex(q, (p,)).fetchone()[2].to_bytes(8, "little")
-        elif op == "touch-floor":
+        elif op in ("touch-floor", "read-floor"):
             import glob
             import mmap
             import sqlite3
@@ -123,21 +127,31 @@ def main():
             con = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
             wanted = sorted({int(x) for x in paths})
             place = {}
-            rows = con.execute("SELECT shard, offset FROM files ORDER BY path")
+            rows = con.execute("SELECT shard, offset, size FROM files ORDER BY path")
             k = 0
-            for i, (shard, off) in enumerate(rows):
+            for i, (shard, off, size) in enumerate(rows):
                 if k < len(wanted) and wanted[k] == i:
-                    place[i] = (shard, off)
+                    place[i] = (shard, off, size)
                     k += 1
             spots = [place[int(x)] for x in paths]
             maps = []
             for f in sorted(glob.glob(glob.escape(target) + "-shard-*")):
                 with open(f, "rb") as fh:
                     maps.append(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
-            t = time.perf_counter()
-            for shard, off in spots:
-                acc += maps[shard][off]
-            elapsed = time.perf_counter() - t
+            if op == "touch-floor":
+                t = time.perf_counter()
+                for shard, off, _ in spots:
+                    acc += maps[shard][off]
+                elapsed = time.perf_counter() - t
+            else:
+                views = [memoryview(m) for m in maps]
+                for shard, off, size in spots:
+                    acc = zlib.adler32(views[shard][off:off + size], acc)
+                t = time.perf_counter()
+                for shard, off, size in spots:
+                    acc = zlib.adler32(views[shard][off:off + size], acc)
+                elapsed = time.perf_counter() - t
+                del views
             get = None
         elif op == "many-ours":
             import barecat_rs

@@ -109,6 +109,9 @@ cases = [
     Case("floor: first touch of each record's page", op("touch-floor", arch, indices),
          inner=True, warm=warm_arch,
          note="one byte per record through a fresh mmap of the shard (one page fault each)"),
+    Case("floor: checksum of each record, warm map", op("read-floor", arch, indices),
+         inner=True, warm=warm_arch,
+         note="memoryview slices of a mapping touched before, the loop's own checksum"),
 ]
 targets = [
     ("random reads by path: at least 5x Python barecat", ours, "python barecat bc[path]", 5.0,
@@ -127,6 +130,9 @@ targets = [
      "floor: SQLite lookup alone", "python barecat bc[path]", 5.0, "ge_speedup"),
     ("bound: page faults alone at least 20x Python barecat bc[path]",
      "floor: first touch of each record's page", "python barecat bc[path]", 20.0,
+     "ge_speedup"),
+    ("bound: the loop over a warm map alone at least 20x Python barecat bc[path]",
+     "floor: checksum of each record, warm map", "python barecat bc[path]", 20.0,
      "ge_speedup"),
 ]
 extra = ""
