@@ -22,4 +22,9 @@ python3 rebuild.py --rounds "$rounds"
 python3 python.py --rounds "$rounds"; rm -f work/python-writes.barecat*
 python3 mount.py --rounds "$rounds"
 python3 sidecar.py --rounds "$rounds"; rm -f work/sidecar-*
+python3 records.py --rounds "$rounds"
+python3 reshard_wrap.py --rounds "$rounds"
+python3 remote.py --rounds "$rounds"
+(cd .. && cargo build --release --quiet --bin barecat --example gen_archive)
+python3 scale.py --rounds 3
 ls -l results/
