@@ -660,3 +660,41 @@ fn mounting_again_right_after_an_unmount_works() {
     m.unmount();
     drop(earlier);
 }
+
+/// A writable mount waits a little for another writer to let go of the archive (a
+/// writable mount's daemon still committing after `fusermount3 -u`), instead of
+/// failing at once.
+#[test]
+fn a_writable_mount_waits_for_a_writer_that_is_ending() {
+    need!("fusermount3");
+    if !fuse_available() {
+        return;
+    }
+    let s = setup();
+    // Another writer: ArchiveWriter holds the index's exclusive lock while open.
+    let w = ArchiveWriter::open(&s.archive, WriterOptions::with_mode(CreateMode::Append)).unwrap();
+    fs::create_dir_all(&s.mnt).unwrap();
+    let child = Command::new(bin("barecat-mount"))
+        .args(["--writable"])
+        .arg(&s.archive)
+        .arg(&s.mnt)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    drop(w);
+    let out = child.wait_with_output().unwrap();
+    let m = mount_util::Mounted::guard(&s.mnt, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fs::write(s.mnt.join("new.txt"), b"written").unwrap();
+    assert_eq!(fs::read(s.mnt.join("top.txt")).unwrap(), s.files["top.txt"]);
+    m.unmount();
+    assert_eq!(
+        Archive::open(&s.archive).unwrap().read("new.txt").unwrap(),
+        b"written"
+    );
+}

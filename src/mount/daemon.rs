@@ -204,6 +204,9 @@ fn report(tx: &mut Option<File>, outcome: &Result<()>) {
     }
 }
 
+/// How long a writable mount waits for another writer (a daemon still ending) to
+/// release the archive.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// Open the archive, mount it and serve it until it is unmounted.
 fn serve(archive: &Path, mountpoint: &Path, opts: &MountOptions, tx: Option<File>) -> Result<()> {
     let mut tx = tx;
@@ -227,7 +230,18 @@ fn serve(archive: &Path, mountpoint: &Path, opts: &MountOptions, tx: Option<File
             log.line(w);
         }
         let writable = if opts.writable {
-            let w = ArchiveWriter::open(archive, WriterOptions::with_mode(CreateMode::Append))?;
+            // A writable mount unmounted a moment ago (`fusermount3 -u` returns before
+            // its daemon has committed and ended) still holds the writer's lock: wait
+            // for it a little, then report whoever holds it.
+            let deadline = Instant::now() + LOCK_WAIT;
+            let w = loop {
+                match ArchiveWriter::open(archive, WriterOptions::with_mode(CreateMode::Append)) {
+                    Err(Error::Locked { .. }) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(20))
+                    }
+                    r => break r?,
+                }
+            };
             Some(Writable::new(w))
         } else {
             None

@@ -107,7 +107,7 @@ pub struct Mounted {
 }
 
 impl Mounted {
-    fn guard(dir: &Path, child: Option<Child>) -> Mounted {
+    pub fn guard(dir: &Path, child: Option<Child>) -> Mounted {
         let pid = child.as_ref().map(|c| c.id()).or_else(|| daemon_pid(dir));
         let (tx, rx) = mpsc::channel::<()>();
         let d = dir.to_path_buf();
