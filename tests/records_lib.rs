@@ -454,23 +454,3 @@ fn an_empty_record_with_a_nonzero_crc_is_a_crc_error() {
         barecat::records::verify::verify(&dir, &barecat::progress::Progress::hidden()).unwrap();
     assert!(!rep.ok && rep.problems[0].contains("record 0"), "{rep:?}");
 }
-
-/// Reading ahead is advice only: any indices (dense, sparse, out of range, none)
-/// leave the records and the next gather as they were.
-#[test]
-fn reading_ahead_changes_nothing() {
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("ds");
-    let want = make(&dir, 500, &opts(Compress::None));
-    let r = Records::open(&dir).unwrap();
-    let dense: Vec<u64> = (0..500).collect();
-    let sparse: Vec<u64> = (0..500).step_by(97).collect();
-    for ahead in [&dense[..], &sparse, &[499, 500, u64::MAX], &[]] {
-        r.will_need(ahead);
-        let b = r.gather(&dense).unwrap();
-        for (k, got) in b.iter().enumerate() {
-            assert_eq!(got, &want[k][..], "record {k}");
-        }
-    }
-    check_all(&dir, &want);
-}

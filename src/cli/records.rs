@@ -15,7 +15,7 @@ use crate::records::convert::{append_archive, append_files, name_width, summary_
 use crate::records::table::{self, BuildOptions, TableAction};
 use crate::records::verify;
 use crate::records::{
-    Batch, Compress, DatasetOptions, Dtype, GatherOptions, RecordWriter, Records, TableOrder,
+    Compress, DatasetOptions, Dtype, GatherOptions, RecordWriter, Records, TableOrder,
 };
 use crate::size::human;
 
@@ -744,11 +744,18 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
         verify_crc: !a.no_check && !a.crc,
     };
     let progress = Progress::new(super::show_progress(a.quiet.quiet), "gathering", None);
+    let release = release_between_blocks(&r);
+    let release_maps = || {
+        if release {
+            r.release_maps();
+        }
+    };
     if let Some(dir) = &a.output {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let width = name_width(idx.len() as u64);
         let mut pos = 0usize;
-        each_block(&r, &idx, &opts, |_, batch| {
+        for block in blocks(&r, &idx) {
+            let batch = r.gather_with(block, &opts)?;
             for data in batch.iter() {
                 let p = dir.join(format!("{pos:0width$}"));
                 let mut o = std::fs::OpenOptions::new();
@@ -768,8 +775,9 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
                 progress.add(1, data.len() as u64);
                 pos += 1;
             }
-            Ok(())
-        })?;
+            drop(batch);
+            release_maps();
+        }
         progress.finish();
         return Ok(ExitCode::SUCCESS);
     }
@@ -777,22 +785,25 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
     if a.digest {
         let (mut n, mut bytes, mut crc) = (0u64, 0u64, crate::crc::Crc32c::new());
-        each_block(&r, &idx, &opts, |block, batch| {
+        for block in blocks(&r, &idx) {
+            let batch = r.gather_with(block, &opts)?;
             for data in batch.iter() {
                 crc.update(data);
                 n += 1;
                 bytes += data.len() as u64;
             }
             progress.add(block.len() as u64, 0);
-            Ok(())
-        })?;
+            drop(batch);
+            release_maps();
+        }
         writeln!(out, "{n} {bytes} {:08x}", crc.value())?;
         out.flush()?;
         progress.finish();
         return Ok(ExitCode::SUCCESS);
     }
     let mut pos = 0usize;
-    each_block(&r, &idx, &opts, |block, batch| {
+    for block in blocks(&r, &idx) {
+        let batch = r.gather_with(block, &opts)?;
         for (k, data) in batch.iter().enumerate() {
             pos += 1;
             if a.crc {
@@ -812,40 +823,12 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
             out.write_all(data)?;
             progress.add(1, data.len() as u64);
         }
-        Ok(())
-    })?;
+        drop(batch);
+        release_maps();
+    }
     out.flush()?;
     progress.finish();
     Ok(ExitCode::SUCCESS)
-}
-
-/// Gather `idx` block by block (see [`blocks`]), calling `f` with each block and its
-/// batch. Dense requests read the next block ahead while `f` runs (the disk keeps
-/// reading while this block is checksummed or written out), and the maps are
-/// released between blocks when the dataset is larger than the mapping budget.
-fn each_block(
-    r: &Records,
-    idx: &[u64],
-    opts: &GatherOptions,
-    mut f: impl FnMut(&[u64], &Batch) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let release = release_between_blocks(r);
-    let blocks = blocks(r, idx);
-    if let (true, Some(first)) = (opts.prefetch, blocks.first()) {
-        r.will_need(first);
-    }
-    for (k, block) in blocks.iter().enumerate() {
-        let batch = r.gather_with(block, opts)?;
-        if let (true, Some(next)) = (opts.prefetch, blocks.get(k + 1)) {
-            r.will_need(next);
-        }
-        f(block, &batch)?;
-        drop(batch);
-        if release {
-            r.release_maps();
-        }
-    }
-    Ok(())
 }
 
 fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {

@@ -171,11 +171,6 @@ impl MapCache {
         Ok(open[idx].get_or_insert(m).clone())
     }
 
-    /// True when the chunks are shards of a remote archive (read, never mapped).
-    pub fn is_remote(&self) -> bool {
-        self.remote.is_some()
-    }
-
     /// A map of chunk `id` covering at least `end` bytes (renewed once if the file
     /// grew since it was mapped); an error naming the chunk when it is shorter.
     pub fn map(&self, id: u32, end: u64) -> Result<Arc<Blob>> {

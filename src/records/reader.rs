@@ -865,46 +865,6 @@ fn _assert_send_sync() {
 }
 
 impl Records {
-    /// Start reading the bytes of `indices` into the page cache without waiting
-    /// (one `madvise(MADV_WILLNEED)` per run of nearby records), so that a long
-    /// gather reads its next block while it checksums or writes out this one.
-    /// Only for dense requests, as the gather's own prefetch; nothing for a remote
-    /// dataset. Out-of-range indices are left to the gather to report.
-    pub fn will_need(&self, indices: &[u64]) {
-        if self.inner.chunks.is_remote() {
-            return;
-        }
-        let mut spans: Vec<(u32, u64, u64)> = indices
-            .iter()
-            .filter(|&&i| i < self.len())
-            .map(|&i| self.entry_unchecked(i))
-            .filter(|e| e.length > 0)
-            .map(|e| (e.chunk, e.offset, e.offset.saturating_add(e.length as u64)))
-            .collect();
-        spans.sort_unstable();
-        let mut runs: Vec<(u32, u64, u64)> = Vec::new();
-        for (c, start, end) in spans {
-            match runs.last_mut() {
-                Some((rc, _, re)) if *rc == c && start <= re.saturating_add(RUN_GAP as u64) => {
-                    *re = (*re).max(end);
-                }
-                _ => runs.push((c, start, end)),
-            }
-        }
-        if runs.len() * PREFETCH_DENSITY > indices.len() {
-            return;
-        }
-        for (c, start, end) in runs {
-            if let Ok(m) = self.inner.chunks.map(c, end) {
-                let _ = m.advise_range(
-                    memmap2::Advice::WillNeed,
-                    start as usize,
-                    (end - start) as usize,
-                );
-            }
-        }
-    }
-
     /// Unmap the chunks (see [`MapCache::release`]); batches keep what they hold.
     pub fn release_maps(&self) {
         self.inner.chunks.release();
