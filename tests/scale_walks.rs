@@ -345,8 +345,13 @@ fn walks() -> Vec<Walk> {
     ]
 }
 
+/// The counters are the process's: the tests of this file take turns, or each would
+/// count the other's queries (as it did when the machine was busy).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn walks_cost_in_proportion_to_what_they_yield() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     work::enable();
     set_max_page(PAGE);
     let dir = tempfile::tempdir().unwrap();
@@ -386,6 +391,7 @@ fn walks_cost_in_proportion_to_what_they_yield() {
 
 #[test]
 fn the_counter_sees_a_quadratic_walk() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // The same measure applied to the walk that was quadratic (a paged query whose
     // key condition cannot seek) must fail, or the test above proves nothing.
     work::enable();

@@ -7,8 +7,10 @@ use std::io::Write;
 
 use rusqlite::types::ValueRef;
 
+use crate::archive::walk::PAGE;
 use crate::archive::Archive;
 use crate::error::{Error, Result};
+use crate::index::{ScanKey, ScanOrder, ScanSpec, Table};
 
 fn quoted(bytes: &[u8]) -> String {
     format!(
@@ -26,30 +28,35 @@ fn field(v: ValueRef<'_>) -> String {
     }
 }
 
-/// Write the CSV of `archive`'s files to `out`.
+/// Write the CSV of `archive`'s files to `out`, a page of rows at a time through the
+/// shared paged scan (one long statement would hold SQLite's memory growing with the
+/// index; the pages keep it flat).
 pub fn write_csv(archive: &Archive, out: &mut dyn Write) -> Result<()> {
     let oe = |e| Error::io("<output>", e);
     out.write_all(b"\"path\",\"shard\",\"offset\",\"size\",\"crc32c\"\r\n")
         .map_err(oe)?;
-    archive.with_index(|i| {
-        let p = i.path();
-        let mut stmt = i
-            .conn()
-            .prepare("SELECT path, shard, offset, size, crc32c FROM files ORDER BY path")
-            .map_err(|e| Error::sqlite(p, e))?;
-        let mut rows = stmt.query([]).map_err(|e| Error::sqlite(p, e))?;
-        let mut line = String::new();
-        while let Some(r) = rows.next().map_err(|e| Error::sqlite(p, e))? {
-            line.clear();
-            for k in 0..5 {
-                if k > 0 {
-                    line.push(',');
+    // FILE_COLS starts with path, shard, offset, size, crc32c: the CSV's columns.
+    let spec = ScanSpec::new(Table::Files, ScanOrder::Path);
+    let mut after: Option<ScanKey> = None;
+    let mut line = String::new();
+    loop {
+        let (n, last) = archive.with_index(|i| {
+            let p = i.path();
+            i.scan_rows(&spec, after.as_ref(), PAGE, &mut |r| {
+                line.clear();
+                for k in 0..5 {
+                    if k > 0 {
+                        line.push(',');
+                    }
+                    line.push_str(&field(r.get_ref(k).map_err(|e| Error::sqlite(p, e))?));
                 }
-                line.push_str(&field(r.get_ref(k).map_err(|e| Error::sqlite(p, e))?));
-            }
-            line.push_str("\r\n");
-            out.write_all(line.as_bytes()).map_err(oe)?;
+                line.push_str("\r\n");
+                out.write_all(line.as_bytes()).map_err(oe)
+            })
+        })?;
+        match last {
+            Some(k) if n == PAGE => after = Some(k),
+            _ => return Ok(()),
         }
-        Ok(())
-    })
+    }
 }
