@@ -254,7 +254,6 @@ fn serve(archive: &Path, mountpoint: &Path, opts: &MountOptions, tx: Option<File
         let fs = Arc::new(Fs::new(reader, writable, settings, log)?);
         let session = Session::new(FuseFs(fs.clone()), mountpoint, &config)
             .map_err(|e| mount_error(mountpoint, format!("cannot mount: {e}")))?;
-        fs.set_notifier(session.notifier());
         Ok((session, fs))
     })();
     let (mut session, fs) = match setup {

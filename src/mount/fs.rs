@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -141,22 +141,8 @@ pub(crate) struct Fs {
     bad: Mutex<HashSet<i64>>,
     /// Files checked whole by a read that had not seen all of them.
     verified: Mutex<HashSet<i64>>,
-    /// The kernel opens files without asking (a read-only mount answered its first
-    /// open with ENOSYS: no open and release round trips per file, the page cache
-    /// kept across opens); reads then carry no handle of ours.
-    no_open: AtomicBool,
-    /// The read state of files read without a handle (row, CRC of what was read),
-    /// until the file has been checked whole.
-    handleless: Mutex<HashMap<i64, Arc<ReadHandle>>>,
-    /// Tells the kernel to drop the cached pages of a file found corrupt.
-    notifier: std::sync::OnceLock<fuser::Notifier>,
     pub log: Log,
 }
-
-/// Files read without a handle whose read state is kept at once; past it the
-/// states are dropped (those files are then checked whole by the read that reaches
-/// their end, when they are small enough to read again).
-const HANDLELESS_MAX: usize = 4096;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -226,9 +212,6 @@ impl Fs {
             next_fh: AtomicU64::new(1),
             bad: Mutex::new(HashSet::new()),
             verified: Mutex::new(HashSet::new()),
-            no_open: AtomicBool::new(false),
-            handleless: Mutex::new(HashMap::new()),
-            notifier: std::sync::OnceLock::new(),
             log,
         };
         let root_id = fs
@@ -452,36 +435,6 @@ impl Fs {
         lock(&self.handles).get(&fh).cloned()
     }
 
-    /// The channel for telling the kernel what to drop from its caches.
-    pub fn set_notifier(&self, n: fuser::Notifier) {
-        let _ = self.notifier.set(n);
-    }
-
-    /// The read state of file `ino` when the kernel opened it without asking us.
-    fn handleless(&self, ino: u64) -> Option<Arc<ReadHandle>> {
-        if !self.no_open.load(Ordering::Relaxed) {
-            return None;
-        }
-        let Some(Node::File(id)) = inode::node(ino) else {
-            return None;
-        };
-        let mut map = lock(&self.handleless);
-        if map.len() >= HANDLELESS_MAX && !map.contains_key(&id) {
-            map.clear();
-        }
-        Some(
-            map.entry(id)
-                .or_insert_with(|| {
-                    Arc::new(ReadHandle {
-                        id,
-                        fi: std::sync::OnceLock::new(),
-                        check: Mutex::new(CrcCheck::default()),
-                    })
-                })
-                .clone(),
-        )
-    }
-
     /// Serve a read of a file open for reading.
     fn read_file(
         &self,
@@ -531,14 +484,6 @@ impl Fs {
         };
         if actual != expected {
             lock(&self.bad).insert(h.id);
-            // Pages of it that the kernel cached before the mismatch was found must
-            // not be served again (files are opened without us, so no open can drop
-            // them). From another thread: the kernel holds the pages of this read
-            // locked until it has our reply.
-            if let (Some(n), Some(ino)) = (self.notifier.get(), inode::file(h.id)) {
-                let n = n.clone();
-                std::thread::spawn(move || n.inval_inode(INodeNo(ino), 0, 0));
-            }
             let e = Error::CrcMismatch {
                 member: fi.path.clone(),
                 expected,
@@ -573,16 +518,6 @@ impl Filesystem for FuseFs {
             InitFlags::FUSE_ATOMIC_O_TRUNC,
         ] {
             let _ = config.add_capabilities(flag);
-        }
-        // A read-only mount needs nothing per open: where the kernel can open files
-        // without the daemon (it keeps their cached pages then), it is told so by
-        // the first open's ENOSYS.
-        if self.0.writable.is_none()
-            && config
-                .add_capabilities(InitFlags::FUSE_NO_OPEN_SUPPORT)
-                .is_ok()
-        {
-            self.0.no_open.store(true, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -675,10 +610,6 @@ impl Filesystem for FuseFs {
                 Err(e) => reply.error(e),
             };
         }
-        if fs.no_open.load(Ordering::Relaxed) {
-            // Read-only, and the kernel can open files by itself from now on.
-            return reply.error(Errno::ENOSYS);
-        }
         let fi = std::sync::OnceLock::new();
         if fs.writable.is_some() {
             // Files come and go on a writable mount: check now.
@@ -708,7 +639,7 @@ impl Filesystem for FuseFs {
     fn read(
         &self,
         _req: &Request,
-        ino: INodeNo,
+        _ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -718,20 +649,6 @@ impl Filesystem for FuseFs {
     ) {
         if let Some(h) = self.0.read_handle(fh.0) {
             return match self.0.read_file(&h, offset, size) {
-                Ok(data) => reply.data(&data),
-                Err(e) => reply.error(e),
-            };
-        }
-        if let Some(h) = self.0.handleless(ino.0) {
-            let r = self.0.read_file(&h, offset, size);
-            if r.as_ref()
-                .is_ok_and(|d| offset + d.len() as u64 >= h.fi.get().map_or(u64::MAX, |f| f.size))
-            {
-                // The end of the file was read (and, when it could be, checked):
-                // nothing more to keep for it.
-                lock(&self.0.handleless).remove(&h.id);
-            }
-            return match r {
                 Ok(data) => reply.data(&data),
                 Err(e) => reply.error(e),
             };
@@ -775,11 +692,6 @@ impl Filesystem for FuseFs {
     ) {
         if self.0.read_handle(fh.0).is_some() {
             return reply.ok();
-        }
-        if self.0.no_open.load(Ordering::Relaxed) {
-            // Read-only, opened by the kernel alone: nothing to flush, now or later
-            // (ENOSYS tells the kernel to stop sending flushes).
-            return reply.error(Errno::ENOSYS);
         }
         match self.0.writable().and_then(|mut w| w.save(&self.0, fh.0)) {
             Ok(()) => reply.ok(),
