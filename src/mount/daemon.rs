@@ -232,16 +232,9 @@ fn serve(archive: &Path, mountpoint: &Path, opts: &MountOptions, tx: Option<File
         let writable = if opts.writable {
             // A writable mount unmounted a moment ago (`fusermount3 -u` returns before
             // its daemon has committed and ended) still holds the writer's lock: wait
-            // for it a little, then report whoever holds it.
-            let deadline = Instant::now() + LOCK_WAIT;
-            let w = loop {
-                match ArchiveWriter::open(archive, WriterOptions::with_mode(CreateMode::Append)) {
-                    Err(Error::Locked { .. }) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(20))
-                    }
-                    r => break r?,
-                }
-            };
+            // for it a little; a writer still there then is reported by the open.
+            wait_for_writer(&crate::layout::Layout::resolve(archive), LOCK_WAIT);
+            let w = ArchiveWriter::open(archive, WriterOptions::with_mode(CreateMode::Append))?;
             Some(Writable::new(w))
         } else {
             None
@@ -407,17 +400,26 @@ pub fn unmount(mountpoint: &Path, lazy: bool) -> Result<()> {
     }
     // Mounted as root, the type is plain `fuse`; through fusermount3, `fuse.barecat`.
     if fstype == "fuse.barecat" || fstype == "fuse" {
-        let index = crate::layout::Layout::resolve(Path::new(&source));
-        if let Ok(f) = File::open(index.index()) {
-            let deadline = Instant::now() + Duration::from_secs(30);
-            // SAFETY: flock on a descriptor we own; a shared lock is refused while
-            // the daemon's writer holds its exclusive one.
-            while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } != 0
-                && Instant::now() < deadline
-            {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        }
+        wait_for_writer(
+            &crate::layout::Layout::resolve(Path::new(&source)),
+            Duration::from_secs(30),
+        );
     }
     Ok(())
+}
+
+/// Wait up to `timeout` until no writer holds the archive's index (its exclusive
+/// lock): a mount's daemon commits and ends after the kernel has let go of it.
+fn wait_for_writer(layout: &crate::layout::Layout, timeout: Duration) {
+    let Ok(f) = File::open(layout.index()) else {
+        return;
+    };
+    let deadline = Instant::now() + timeout;
+    // SAFETY: flock on a descriptor we own; a shared lock is refused while a writer
+    // holds its exclusive one, and is released when `f` is closed.
+    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } != 0
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
