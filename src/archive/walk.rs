@@ -15,7 +15,7 @@ use crate::archive::Archive;
 use crate::entry::{DirInfo, Entry, FileInfo};
 use crate::error::{Error, Result};
 use crate::glob::Glob;
-use crate::index::{Cond, ScanKey, ScanOrder, ScanSpec, Table};
+use crate::index::{Cond, Index, ScanKey, ScanOrder, ScanSpec, Table};
 
 /// The largest page a scan asks for.
 pub const PAGE: usize = 4096;
@@ -108,15 +108,23 @@ impl<'a> Scan<'a> {
     /// nothing has been taken from otherwise, and `f` should only buffer: the read
     /// transaction is held while it runs.
     pub fn next_page_paths(&mut self, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<bool> {
+        self.next_page_rows(&mut |i, row| f(i.path_of(row)?))
+    }
+
+    /// Call `f` with each raw row of the next page (the columns of the scan's spec,
+    /// as stored), while the page is being read; `false` when the scan has ended.
+    /// The same rules as [`next_page_paths`](Self::next_page_paths).
+    pub fn next_page_rows(
+        &mut self,
+        f: &mut dyn FnMut(&Index, &rusqlite::Row<'_>) -> Result<()>,
+    ) -> Result<bool> {
         if self.done {
             return Ok(false);
         }
         let limit = self.page.min(max_page());
         self.page = (self.page * 4).min(PAGE);
         let (n, last) = self.archive.with_index(|i| {
-            i.scan_rows(&self.spec, self.after.as_ref(), limit, &mut |row| {
-                f(i.path_of(row)?)
-            })
+            i.scan_rows(&self.spec, self.after.as_ref(), limit, &mut |row| f(i, row))
         })?;
         self.done = n < limit;
         if last.is_some() {

@@ -7,10 +7,10 @@ use std::io::Write;
 
 use rusqlite::types::ValueRef;
 
-use crate::archive::walk::PAGE;
+use crate::archive::walk::files_below;
 use crate::archive::Archive;
 use crate::error::{Error, Result};
-use crate::index::{ScanKey, ScanOrder, ScanSpec, Table};
+use crate::index::ScanOrder;
 
 fn quoted(bytes: &[u8]) -> String {
     format!(
@@ -29,34 +29,27 @@ fn field(v: ValueRef<'_>) -> String {
 }
 
 /// Write the CSV of `archive`'s files to `out`, a page of rows at a time through the
-/// shared paged scan (one long statement would hold SQLite's memory growing with the
-/// index; the pages keep it flat).
+/// shared paged scan (one statement over every row would hold SQLite's memory
+/// growing with the index).
 pub fn write_csv(archive: &Archive, out: &mut dyn Write) -> Result<()> {
     let oe = |e| Error::io("<output>", e);
     out.write_all(b"\"path\",\"shard\",\"offset\",\"size\",\"crc32c\"\r\n")
         .map_err(oe)?;
-    // FILE_COLS starts with path, shard, offset, size, crc32c: the CSV's columns.
-    let spec = ScanSpec::new(Table::Files, ScanOrder::Path);
-    let mut after: Option<ScanKey> = None;
+    // The scan's columns start with path, shard, offset, size, crc32c: the CSV's.
+    let mut scan = files_below(archive, "", ScanOrder::Path, false);
     let mut line = String::new();
-    loop {
-        let (n, last) = archive.with_index(|i| {
-            let p = i.path();
-            i.scan_rows(&spec, after.as_ref(), PAGE, &mut |r| {
-                line.clear();
-                for k in 0..5 {
-                    if k > 0 {
-                        line.push(',');
-                    }
-                    line.push_str(&field(r.get_ref(k).map_err(|e| Error::sqlite(p, e))?));
-                }
-                line.push_str("\r\n");
-                out.write_all(line.as_bytes()).map_err(oe)
-            })
-        })?;
-        match last {
-            Some(k) if n == PAGE => after = Some(k),
-            _ => return Ok(()),
+    while scan.next_page_rows(&mut |i, r| {
+        line.clear();
+        for k in 0..5 {
+            if k > 0 {
+                line.push(',');
+            }
+            line.push_str(&field(
+                r.get_ref(k).map_err(|e| Error::sqlite(i.path(), e))?,
+            ));
         }
-    }
+        line.push_str("\r\n");
+        out.write_all(line.as_bytes()).map_err(oe)
+    })? {}
+    Ok(())
 }
