@@ -218,6 +218,7 @@ impl Drop for ReadPool {
 /// End the transactions of idle connections once they are [`HOLD`] old; sleep until
 /// the next one is due, or until one is handed back when none is held.
 fn release_loop(shared: &Shared) {
+    fork_gate::install();
     let mut st = shared.lock();
     loop {
         if st.closed {
@@ -225,6 +226,9 @@ fn release_loop(shared: &Shared) {
         }
         let now = Instant::now();
         let mut next: Option<Instant> = None;
+        // No fork while this thread is inside SQLite: a child would inherit SQLite's
+        // process-wide locks held by a thread it does not have.
+        let gate = fork_gate::enter();
         for p in &mut st.idle {
             if p.expired(now) {
                 p.end();
@@ -233,6 +237,7 @@ fn release_loop(shared: &Shared) {
                 next = Some(next.map_or(due, |n: Instant| n.min(due)));
             }
         }
+        drop(gate);
         st = match next {
             Some(due) => {
                 let wait = due.saturating_duration_since(now);
@@ -247,5 +252,51 @@ fn release_loop(shared: &Shared) {
                 shared.wake.wait(st).unwrap_or_else(|e| e.into_inner())
             }
         };
+    }
+}
+
+/// A lock that `fork` takes first (a `pthread_atfork` handler), held by the release
+/// thread while it runs SQLite: a process forking then waits until the thread is out.
+mod fork_gate {
+    use std::cell::UnsafeCell;
+    use std::sync::Once;
+
+    struct Gate(UnsafeCell<libc::pthread_mutex_t>);
+    // SAFETY: a pthread mutex is made to be shared between threads.
+    unsafe impl Sync for Gate {}
+
+    static GATE: Gate = Gate(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER));
+
+    extern "C" fn lock() {
+        // SAFETY: the static mutex lives for the whole process.
+        unsafe { libc::pthread_mutex_lock(GATE.0.get()) };
+    }
+
+    extern "C" fn unlock() {
+        // SAFETY: locked by `lock` in this thread (prepare, then parent or child).
+        unsafe { libc::pthread_mutex_unlock(GATE.0.get()) };
+    }
+
+    /// Register the fork handlers (once per process).
+    pub fn install() {
+        static ONCE: Once = Once::new();
+        // SAFETY: the handlers only lock and unlock the static mutex.
+        ONCE.call_once(|| unsafe {
+            libc::pthread_atfork(Some(lock), Some(unlock), Some(unlock));
+        });
+    }
+
+    /// Held while the caller is inside SQLite.
+    pub struct Entered(());
+
+    pub fn enter() -> Entered {
+        lock();
+        Entered(())
+    }
+
+    impl Drop for Entered {
+        fn drop(&mut self) {
+            unlock();
+        }
     }
 }
