@@ -71,11 +71,13 @@ fi
 export BARECAT_PYTHON="$venv/bin/python"
 
 # --- 3. The tests ------------------------------------------------------------------
+ci=false
+case "${CI:-}" in "" | 0 | false) ;; *) ci=true ;; esac
+# A one-off build (CI) gains nothing from incremental artefacts but their disk space.
+if [ "$ci" = true ]; then export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"; fi
 cargo test --all-targets "$@"
 
 # --- 4. The Python module and its tests --------------------------------------------
-ci=false
-case "${CI:-}" in "" | 0 | false) ;; *) ci=true ;; esac
 if [ -x "$venv/bin/maturin" ] && "$venv/bin/python" -c 'import pytest' 2>/dev/null; then
     src_hash=$(find Cargo.toml Cargo.lock src python/Cargo.toml python/pyproject.toml python/src \
         -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
