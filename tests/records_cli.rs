@@ -265,6 +265,31 @@ fn bad_input_is_one_line_and_the_right_exit_status() {
         "out of range",
     );
     fails(&records(["modify".as_ref(), dso, "1".as_ref()]), 2, "pairs");
+    // A framed input that ends inside its second record: the first is appended,
+    // nothing of the second.
+    let framed = t.path().join("cut.bin");
+    let mut fb = Vec::new();
+    fb.extend_from_slice(&5u64.to_le_bytes());
+    fb.extend_from_slice(b"hello");
+    fb.extend_from_slice(&100u64.to_le_bytes());
+    fb.extend_from_slice(b"only part");
+    std::fs::write(&framed, &fb).unwrap();
+    let ds3 = t.path().join("ds3");
+    fails(
+        &records([
+            "create".as_ref(),
+            ds3.as_os_str(),
+            "--framed".as_ref(),
+            framed.as_os_str(),
+        ]),
+        1,
+        "cut.bin: record 1 is cut short",
+    );
+    fails(
+        &records(["get".as_ref(), ds3.as_os_str(), "1".as_ref()]),
+        1,
+        "out of range",
+    );
     let idx = t.path().join("idx");
     std::fs::write(&idx, "1 2 three\n").unwrap();
     fails(

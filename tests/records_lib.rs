@@ -454,3 +454,40 @@ fn an_empty_record_with_a_nonzero_crc_is_a_crc_error() {
         barecat::records::verify::verify(&dir, &barecat::progress::Progress::hidden()).unwrap();
     assert!(!rep.ok && rep.problems[0].contains("record 0"), "{rep:?}");
 }
+
+#[test]
+fn append_with_reads_into_the_writer_and_a_failed_fill_appends_nothing() {
+    for c in [Compress::None, Compress::Zstd] {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("ds");
+        let mut w = RecordWriter::create(&dir, &opts(c), false).unwrap();
+        let mut want = Vec::new();
+        for i in 0..400u64 {
+            let d = rec(i);
+            let got = w
+                .append_with(d.len(), |v: &mut Vec<u8>| -> Result<(), barecat::Error> {
+                    v.extend_from_slice(&d);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(got, i);
+            want.push(d);
+            // A fill that fails, and one that gives too few bytes: no record, the
+            // writer goes on.
+            let e = w.append_with(10, |v: &mut Vec<u8>| -> anyhow::Result<()> {
+                v.extend_from_slice(b"abc");
+                anyhow::bail!("input ended")
+            });
+            assert_eq!(e.unwrap_err().to_string(), "input ended");
+            let e = w.append_with(10, |v: &mut Vec<u8>| -> Result<(), barecat::Error> {
+                v.extend_from_slice(b"abc");
+                Ok(())
+            });
+            assert!(e.unwrap_err().to_string().contains("given 3 bytes"));
+        }
+        w.finish().unwrap();
+        // 400 records of up to 300 bytes over chunks of 50 records / 8 KiB: runs
+        // written straight from the buffer are cut at every chunk change.
+        check_all(&dir, &want);
+    }
+}

@@ -448,7 +448,6 @@ fn append_framed(
 ) -> anyhow::Result<u64> {
     let mut r = BufReader::with_capacity(1 << 20, open_input(path)?);
     let mut n = 0u64;
-    let mut buf = Vec::new();
     loop {
         let mut len = [0u8; 8];
         match r.read_exact(&mut len) {
@@ -463,14 +462,20 @@ fn append_framed(
                 path.display()
             );
         }
-        buf.resize(len as usize, 0);
-        r.read_exact(&mut buf).map_err(|_| {
-            anyhow::anyhow!(
-                "{}: record {n} is cut short (the input ends inside it)",
-                path.display()
-            )
+        // Read straight into the writer's buffer.
+        w.append_with(len as usize, |v: &mut Vec<u8>| -> anyhow::Result<()> {
+            let got = (&mut r)
+                .take(len)
+                .read_to_end(v)
+                .with_context(|| path.display().to_string())?;
+            if got as u64 != len {
+                anyhow::bail!(
+                    "{}: record {n} is cut short (the input ends inside it)",
+                    path.display()
+                );
+            }
+            Ok(())
         })?;
-        w.append(&buf)?;
         progress.add(1, len);
         n += 1;
         commits.after_op(w, n)?;
@@ -724,6 +729,14 @@ fn blocks<'a>(r: &Records, idx: &'a [u64]) -> Vec<&'a [u64]> {
     out
 }
 
+/// Before gathering block `b`, let the disk start on block `b + 1` (where its
+/// records are dense on disk: see `Records::read_ahead`).
+fn read_ahead(r: &Records, blocks: &[&[u64]], b: usize) {
+    if let Some(next) = blocks.get(b + 1) {
+        r.read_ahead(next);
+    }
+}
+
 fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     let _stats = a.remote.stats_guard(PROG);
     let r = open_records(&a.source, &a.remote)?;
@@ -754,7 +767,9 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let width = name_width(idx.len() as u64);
         let mut pos = 0usize;
-        for block in blocks(&r, &idx) {
+        let bl = blocks(&r, &idx);
+        for (b, block) in bl.iter().enumerate() {
+            read_ahead(&r, &bl, b);
             let batch = r.gather_with(block, &opts)?;
             for data in batch.iter() {
                 let p = dir.join(format!("{pos:0width$}"));
@@ -785,7 +800,9 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
     if a.digest {
         let (mut n, mut bytes, mut crc) = (0u64, 0u64, crate::crc::Crc32c::new());
-        for block in blocks(&r, &idx) {
+        let bl = blocks(&r, &idx);
+        for (b, block) in bl.iter().enumerate() {
+            read_ahead(&r, &bl, b);
             let batch = r.gather_with(block, &opts)?;
             for data in batch.iter() {
                 crc.update(data);
@@ -802,7 +819,9 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut pos = 0usize;
-    for block in blocks(&r, &idx) {
+    let bl = blocks(&r, &idx);
+    for (b, block) in bl.iter().enumerate() {
+        read_ahead(&r, &bl, b);
         let batch = r.gather_with(block, &opts)?;
         for (k, data) in batch.iter().enumerate() {
             pos += 1;

@@ -206,6 +206,23 @@ impl MapCache {
     }
 
     /// The bytes of `e`, borrowed from the chunk's map (kept alive by the Arc).
+    /// Start reading bytes `start..end` of chunk `id` into the page cache without
+    /// waiting for them (`madvise(MADV_WILLNEED)`: the reads are queued, not awaited);
+    /// nothing for a remote archive, whose bytes are read per record.
+    pub fn will_need(&self, id: u32, start: u64, end: u64) -> Result<()> {
+        if self.remote.is_some() || end <= start {
+            return Ok(());
+        }
+        let map = self.map(id, end)?;
+        // A hint: a kernel that declines it only loses the read-ahead.
+        let _ = map.advise_range(
+            memmap2::Advice::WillNeed,
+            start as usize,
+            (end - start) as usize,
+        );
+        Ok(())
+    }
+
     pub fn slice(&self, e: &Entry) -> Result<(Arc<Blob>, usize, usize)> {
         let end = e.end().ok_or_else(|| Error::CorruptRecords {
             path: self.names.path(e.chunk),
@@ -292,6 +309,12 @@ struct Current {
     /// File offset of `stage[0]`.
     stage_at: u64,
     dirty: bool,
+}
+
+impl Current {
+    fn write_at(&mut self, data: &[u8], at: u64) -> Result<()> {
+        self.file.write_all_at(data, at).at(&self.path)
+    }
 }
 
 fn round_up(x: u64, step: u64) -> u64 {
@@ -394,7 +417,7 @@ impl ChunkAppender {
     pub fn flush(&mut self) -> Result<()> {
         if let Some(c) = &mut self.current {
             if !self.stage.is_empty() {
-                c.file.write_all_at(&self.stage, c.stage_at).at(&c.path)?;
+                c.write_at(&self.stage, c.stage_at)?;
                 c.stage_at += self.stage.len() as u64;
                 self.stage.clear();
             }
@@ -499,6 +522,111 @@ impl ChunkAppender {
         }
     }
 
+    /// True when a record of `len` stored bytes does not go into the current chunk.
+    fn needs_new(&self, len: u64) -> bool {
+        match &self.current {
+            None => true,
+            Some(c) => {
+                let start = round_up(c.pos, self.limits.align);
+                c.count >= self.limits.records || (c.pos > 0 && start + len > self.limits.bytes)
+            }
+        }
+    }
+
+    /// Make room for a record of `len` stored bytes: a new chunk when the current
+    /// one is full (sealing it), the file grown by the growth step when needed.
+    /// Returns the record's offset in the current chunk (aligned for the dtype).
+    fn place(&mut self, len: u64, next_id: &AtomicU32) -> Result<u64> {
+        if len > MAX_RECORD {
+            return Err(Error::InvalidOperation(format!(
+                "{}: a record of {len} stored bytes is larger than the limit of {MAX_RECORD}",
+                self.paths.dir.display()
+            )));
+        }
+        if self.needs_new(len) {
+            self.seal()?;
+            self.start_chunk(next_id)?;
+        }
+        let limits = self.limits;
+        let c = self.current.as_mut().expect("a chunk is open");
+        let start = round_up(c.pos, limits.align);
+        let end = start + len;
+        if end > c.file_len {
+            let want = round_up(end, limits.grow).max(end);
+            c.file.set_len(want).at(&c.path)?;
+            c.file_len = want;
+        }
+        Ok(start)
+    }
+
+    /// Append records that lie back to back in `bytes` (`lens`: their lengths, in
+    /// order), as `write_record` would one by one; for an uncompressed dataset the
+    /// records that follow each other in the chunk go to the file straight from
+    /// `bytes`, one `pwrite` per run, without the staging copy.
+    pub fn write_run(
+        &mut self,
+        bytes: &[u8],
+        lens: &[usize],
+        next_id: &AtomicU32,
+    ) -> Result<Vec<(Entry, u32)>> {
+        let mut out = Vec::with_capacity(lens.len());
+        if self.compress != Compress::None {
+            let mut at = 0;
+            for &len in lens {
+                out.push(self.write_record(&bytes[at..at + len], next_id)?);
+                at += len;
+            }
+            return Ok(out);
+        }
+        self.flush()?;
+        // The pending run: bytes[from..to] go to the current chunk at `file_at`.
+        let (mut from, mut to, mut file_at) = (0usize, 0usize, 0u64);
+        let mut at = 0usize;
+        for &len in lens {
+            let rec = &bytes[at..at + len];
+            if len == 0 {
+                out.push((Entry::default(), 0));
+                continue;
+            }
+            if to > from && self.needs_new(len as u64) {
+                // The run is written before its chunk is sealed.
+                let c = self.current.as_mut().expect("a chunk is open");
+                c.write_at(&bytes[from..to], file_at)?;
+                from = to;
+            }
+            let start = self.place(len as u64, next_id)?;
+            let c = self.current.as_mut().expect("a chunk is open");
+            if to > from
+                && (to != at || file_at + (to - from) as u64 != start || to - from >= STAGE)
+            {
+                c.write_at(&bytes[from..to], file_at)?;
+                from = to;
+            }
+            if to == from {
+                (from, file_at) = (at, start);
+            }
+            to = at + len;
+            c.pos = start + len as u64;
+            c.stage_at = c.pos;
+            c.count += 1;
+            c.dirty = true;
+            out.push((
+                Entry {
+                    chunk: c.id,
+                    offset: start,
+                    length: len as u32,
+                },
+                crc::crc32c(rec),
+            ));
+            at += len;
+        }
+        if to > from {
+            let c = self.current.as_mut().expect("a chunk is open");
+            c.write_at(&bytes[from..to], file_at)?;
+        }
+        Ok(out)
+    }
+
     /// Append bytes as they are stored (already compressed, if the dataset is):
     /// for copies between chunks. `crc` is their CRC32C when known.
     pub fn write_stored(
@@ -511,38 +639,14 @@ impl ChunkAppender {
             return Ok((Entry::default(), 0));
         }
         let stored_len = bytes.len() as u64;
-        if stored_len > MAX_RECORD {
-            return Err(Error::InvalidOperation(format!(
-                "{}: a record of {stored_len} stored bytes is larger than the limit of {MAX_RECORD}",
-                self.paths.dir.display()
-            )));
-        }
-        let needs_new = match &self.current {
-            None => true,
-            Some(c) => {
-                let start = round_up(c.pos, self.limits.align);
-                c.count >= self.limits.records
-                    || (c.pos > 0 && start + stored_len > self.limits.bytes)
-            }
-        };
-        if needs_new {
-            self.seal()?;
-            self.start_chunk(next_id)?;
-        }
-        let limits = self.limits;
+        let start = self.place(stored_len, next_id)?;
         let c = self.current.as_mut().expect("a chunk is open");
-        let start = round_up(c.pos, limits.align);
         let end = start + stored_len;
-        if end > c.file_len {
-            let want = round_up(end, limits.grow).max(end);
-            c.file.set_len(want).at(&c.path)?;
-            c.file_len = want;
-        }
         // Padding to the alignment of the dtype's elements.
         let pad = (start - c.pos) as usize;
         let crc = crc.unwrap_or_else(|| crc::crc32c(bytes));
         if self.stage.len() + pad + bytes.len() > STAGE && !self.stage.is_empty() {
-            c.file.write_all_at(&self.stage, c.stage_at).at(&c.path)?;
+            c.write_at(&self.stage, c.stage_at)?;
             c.stage_at += self.stage.len() as u64;
             self.stage.clear();
         }
@@ -552,9 +656,9 @@ impl ChunkAppender {
         if bytes.len() >= STAGE {
             // Large records go straight to the file.
             self.stage.resize(pad, 0);
-            c.file.write_all_at(&self.stage, c.stage_at).at(&c.path)?;
+            c.write_at(&self.stage, c.stage_at)?;
             self.stage.clear();
-            c.file.write_all_at(bytes, start).at(&c.path)?;
+            c.write_at(bytes, start)?;
             c.stage_at = end;
         } else {
             self.stage.resize(self.stage.len() + pad, 0);

@@ -298,6 +298,38 @@ impl Records {
         }
     }
 
+    /// Start reading the bytes of the records at `indices` into the page cache and
+    /// return without waiting, where they lie dense enough on disk for that to pay
+    /// (at least `PREFETCH_DENSITY` records per run of nearby bytes; a scattered
+    /// request would read whole spans it does not need). A caller gathering block
+    /// after block announces the next block before gathering the current one, so
+    /// the disk keeps reading while the current block is consumed. Only a hint:
+    /// indices out of range and unreadable chunks are left to the gather to report.
+    pub fn read_ahead(&self, indices: &[u64]) {
+        let len = self.len();
+        let mut spans: Vec<(u32, u64, u64)> = indices
+            .iter()
+            .filter(|&&i| i < len)
+            .map(|&i| self.entry_unchecked(i))
+            .filter(|e| e.length > 0)
+            .filter_map(|e| Some((e.chunk, e.offset, e.end()?)))
+            .collect();
+        spans.sort_unstable();
+        let mut runs: Vec<(u32, u64, u64)> = Vec::new();
+        for (c, s, e) in spans {
+            match runs.last_mut() {
+                Some((rc, _, re)) if *rc == c && s <= *re + RUN_GAP as u64 => *re = (*re).max(e),
+                _ => runs.push((c, s, e)),
+            }
+        }
+        if runs.is_empty() || runs.len() * PREFETCH_DENSITY > indices.len() {
+            return;
+        }
+        for (c, s, e) in runs {
+            let _ = self.inner.chunks.will_need(c, s, e);
+        }
+    }
+
     /// The records at `indices`, in request order (duplicates allowed).
     pub fn gather(&self, indices: &[u64]) -> Result<Batch> {
         self.gather_with(indices, &GatherOptions::default())
@@ -378,6 +410,16 @@ impl Records {
             run(&mut || {
                 if !dense {
                     return Ok(());
+                }
+                // Queue the reads of every run first (WILLNEED does not wait), so
+                // the device has the whole block in flight; then wait for the pages
+                // on the pool.
+                for &(src, start, end) in &runs {
+                    let _ = maps[src as usize].advise_range(
+                        memmap2::Advice::WillNeed,
+                        start,
+                        end - start,
+                    );
                 }
                 runs.par_iter().for_each(|&(src, start, end)| {
                     let m = &maps[src as usize];

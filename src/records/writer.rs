@@ -418,6 +418,39 @@ impl RecordWriter {
         Ok(i)
     }
 
+    /// Append one record of `len` bytes that `fill` puts straight into the writer's
+    /// buffer (appending exactly `len` bytes to the vector it is given), so that a
+    /// record read from a stream is not copied through a buffer of the caller's.
+    /// When `fill` fails, or appends another number of bytes, nothing is appended
+    /// and its error (or `InvalidOperation`) is returned.
+    pub fn append_with<E: From<Error>>(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut Vec<u8>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<u64, E> {
+        self.check_usable()?;
+        let start = self.buf.len();
+        self.buf.reserve(len);
+        if let Err(e) = fill(&mut self.buf) {
+            self.buf.truncate(start);
+            return Err(e);
+        }
+        if self.buf.len() != start + len {
+            let got = self.buf.len() - start;
+            self.buf.truncate(start);
+            return Err(Error::InvalidOperation(format!(
+                "a record of {len} bytes was given {got} bytes"
+            ))
+            .into());
+        }
+        let i = self.len;
+        self.tail.push((Entry::default(), 0));
+        self.len += 1;
+        self.pushed(i, start)?;
+        self.summary.appended += 1;
+        Ok(i)
+    }
+
     /// Append records in order; returns the index of the first.
     pub fn append_batch<T: AsRef<[u8]>>(&mut self, records: &[T]) -> Result<u64> {
         let first = self.len;
@@ -468,13 +501,15 @@ impl RecordWriter {
     fn push_item(&mut self, target: u64, data: &[u8]) -> Result<()> {
         let start = self.buf.len();
         self.buf.extend_from_slice(data);
-        self.items.push(Item {
-            target,
-            start,
-            len: data.len(),
-        });
-        self.uncommitted_bytes += data.len() as u64;
-        self.summary.bytes += data.len() as u64;
+        self.pushed(target, start)
+    }
+
+    /// Account for the record just put at `buf[start..]`.
+    fn pushed(&mut self, target: u64, start: usize) -> Result<()> {
+        let len = self.buf.len() - start;
+        self.items.push(Item { target, start, len });
+        self.uncommitted_bytes += len as u64;
+        self.summary.bytes += len as u64;
         if self.buf.len() >= FLUSH_BYTES {
             if let Err(e) = self.flush_data() {
                 return self.poison(e);
@@ -750,10 +785,12 @@ fn write_group(
     buf: &[u8],
     next_id: &AtomicU32,
 ) -> Result<Vec<(Entry, u32)>> {
-    let mut out = Vec::with_capacity(items.len());
-    for it in items {
-        out.push(slot.write_record(&buf[it.start..it.start + it.len], next_id)?);
-    }
+    // The items of a group lie back to back in `buf`, in order.
+    let (Some(first), Some(last)) = (items.first(), items.last()) else {
+        return Ok(Vec::new());
+    };
+    let lens: Vec<usize> = items.iter().map(|it| it.len).collect();
+    let out = slot.write_run(&buf[first.start..last.start + last.len], &lens, next_id)?;
     slot.flush()?;
     Ok(out)
 }
