@@ -122,7 +122,11 @@ pub fn check(archive: &Path) -> Result<CheckReport> {
         Err(e) => return Err(Error::io(&sidecar, e)),
     };
     report.bytes = Some(bytes.len() as u64);
-    let verdict = match parse(&bytes, index_bytes) {
+    let parsed = parse(&bytes, index_bytes);
+    // The compressed file is not needed past the parse (the pages are decompressed).
+    let file_bytes = bytes.len();
+    drop(bytes);
+    let verdict = match parsed {
         Err(r) => Err(r),
         Ok(map) => {
             report.page_size = Some(map.page_size());
@@ -145,8 +149,8 @@ pub fn check(archive: &Path) -> Result<CheckReport> {
                 "valid: {} pages of {} bytes, {} bytes ({:.2}% of the index)",
                 map.len(),
                 map.page_size(),
-                bytes.len(),
-                100.0 * bytes.len() as f64 / index_bytes.max(1) as f64
+                file_bytes,
+                100.0 * file_bytes as f64 / index_bytes.max(1) as f64
             );
         }
         Err(r) => {

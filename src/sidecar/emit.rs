@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::format::{encode, page_range, DEFAULT_LEVEL};
+use super::format::{encode_to, page_range, DEFAULT_LEVEL};
 use super::raw::RawFile;
 use crate::error::{Error, IoContext, Result};
 use crate::layout::Layout;
@@ -129,13 +129,16 @@ fn sql(index: &Path) -> impl Fn(rusqlite::Error) -> Refusal + '_ {
     move |e| Refusal::Failed(Error::sqlite(index, e))
 }
 
-/// Page numbers and their bytes, ascending.
-type Pages = Vec<(u32, Vec<u8>)>;
-
-/// Select the pages with `dbstat` and read them from the index file at `index`
-/// (the database `conn` is open on), inside one read transaction. Returns the page
-/// size and the pages.
-fn select_and_read(conn: &Connection, index: &Path) -> Result<(u32, Pages), Refusal> {
+/// Select the pages with `dbstat` and stream them from the index file at `index`
+/// (the database `conn` is open on) into a sidecar written to `out`, at zstd
+/// `level`, inside one read transaction: one page is held at a time, whatever the
+/// size of the index. Returns `out`, the page size and the number of pages.
+fn stream<W: Write>(
+    conn: &Connection,
+    index: &Path,
+    level: i32,
+    out: W,
+) -> Result<(W, u32, u32), Refusal> {
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .map_err(sql(index))?;
@@ -181,39 +184,44 @@ fn select_and_read(conn: &Connection, index: &Path) -> Result<(u32, Pages), Refu
         pagenos.sort_unstable();
         pagenos.dedup();
         let file = RawFile::of(conn).map_err(|e| Refusal::Failed(Error::io(index, e)))?;
-        let mut pages = Vec::with_capacity(pagenos.len());
-        for pageno in pagenos {
-            let mut buf = vec![0u8; page_size as usize];
-            let got = file
-                .read_at(&mut buf, page_range(pageno, page_size).start)
-                .map_err(|e| Refusal::Failed(Error::io(index, e)))?;
-            if got < buf.len() {
-                return Err(Refusal::ShortPageRead { pageno, got });
-            }
-            pages.push((pageno, buf));
+        let mut short = None;
+        let written = encode_to(
+            page_size,
+            &pagenos,
+            |pageno, buf| {
+                let got = file.read_at(buf, page_range(pageno, page_size).start)?;
+                if got < buf.len() {
+                    short = Some(Refusal::ShortPageRead { pageno, got });
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short page"));
+                }
+                Ok(())
+            },
+            level,
+            out,
+        );
+        match (written, short) {
+            (_, Some(r)) => Err(r),
+            (Ok(out), None) => Ok((out, page_size, pagenos.len() as u32)),
+            (Err(e), None) => Err(Refusal::Failed(Error::io(index, e))),
         }
-        Ok(pages)
     })();
     let end = conn.execute_batch("COMMIT");
-    let pages = result?;
+    let r = result?;
     end.map_err(sql(index))?;
-    Ok((page_size, pages))
+    Ok(r)
 }
 
 /// Build the sidecar of the index at `index` that `conn` is open on, at zstd
-/// `level`. Nothing is written.
+/// `level`, in memory. Nothing is written.
 pub fn build(conn: &Connection, index: &Path, level: i32) -> Result<Built, Refusal> {
-    let (page_size, pages) = select_and_read(conn, index)?;
-    let refs: Vec<(u32, &[u8])> = pages.iter().map(|(p, d)| (*p, d.as_slice())).collect();
-    let bytes =
-        encode(page_size, &refs, level).map_err(|e| Refusal::Failed(Error::io(index, e)))?;
+    let (bytes, page_size, pages) = stream(conn, index, level, Vec::new())?;
     let index_bytes = fs::metadata(index)
         .map_err(|e| Refusal::Failed(Error::io(index, e)))?
         .len();
     Ok(Built {
         bytes,
         page_size,
-        pages: pages.len() as u32,
+        pages,
         index_bytes,
     })
 }
@@ -252,10 +260,43 @@ pub fn install(layout: &Layout, built: &Built) -> Result<Written> {
 }
 
 /// Build and write the sidecar of the archive `layout`, whose index `conn` is open
-/// on. The caller makes sure no writer of ours runs (it holds the writer lock).
+/// on, streaming it into a temporary file that is synced and renamed into place
+/// (as [`install`] does). The caller makes sure no writer of ours runs (it holds
+/// the writer lock).
 pub fn write(layout: &Layout, conn: &Connection, level: i32) -> Result<Written, Refusal> {
-    let built = build(conn, layout.index(), level)?;
-    install(layout, &built).map_err(Refusal::Failed)
+    let path = layout.sidecar();
+    let temp = temp_path(layout);
+    let index = layout.index();
+    let written = (|| {
+        let f = File::create(&temp).map_err(|e| Refusal::Failed(Error::io(&temp, e)))?;
+        let (w, page_size, pages) = stream(conn, index, level, io::BufWriter::new(f))?;
+        let finish = || -> Result<(u32, u32, u64)> {
+            let f = w.into_inner().map_err(|e| Error::io(&temp, e.into_error()))?;
+            f.sync_data().at(&temp)?;
+            let bytes = f.metadata().at(&temp)?.len();
+            fs::rename(&temp, &path).at(&path)?;
+            crate::shard::sync_dir(&path)?;
+            Ok((page_size, pages, bytes))
+        };
+        finish().map_err(Refusal::Failed)
+    })();
+    let (page_size, pages, bytes) = match written {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = fs::remove_file(&temp);
+            return Err(e);
+        }
+    };
+    let index_bytes = fs::metadata(index)
+        .map_err(|e| Refusal::Failed(Error::io(index, e)))?
+        .len();
+    Ok(Written {
+        path,
+        page_size,
+        pages,
+        bytes,
+        index_bytes,
+    })
 }
 
 /// Build (or rebuild) the sidecar of the archive at `archive` at zstd `level`,
