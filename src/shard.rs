@@ -473,7 +473,7 @@ pub(crate) fn sync_dir(path: &Path) -> Result<()> {
 
 /// Ask the kernel to start writing back a range now, without waiting, so that the
 /// `fdatasync` at the next commit finds little left to do.
-fn start_writeback(file: &File, offset: u64, len: u64) {
+pub(crate) fn start_writeback(file: &File, offset: u64, len: u64) {
     #[cfg(target_os = "linux")]
     unsafe {
         libc::sync_file_range(

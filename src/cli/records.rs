@@ -655,11 +655,41 @@ fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Record indices in FILE: decimal integers separated by white space.
+/// The indices of a text of ASCII digits and whitespace, in one pass over its bytes;
+/// `None` for anything else (another character, a number past `u64`), which the
+/// general parser then reads or reports.
+fn parse_plain_indices(text: &[u8]) -> Option<Vec<u64>> {
+    let mut out = Vec::with_capacity(text.len() / 8);
+    let (mut cur, mut in_num) = (0u64, false);
+    for &b in text {
+        match b {
+            b'0'..=b'9' => {
+                cur = cur.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+                in_num = true;
+            }
+            b' ' | b'\n' | b'\t' | b'\r' | 0x0b | 0x0c => {
+                if in_num {
+                    out.push(cur);
+                    (cur, in_num) = (0, false);
+                }
+            }
+            _ => return None,
+        }
+    }
+    if in_num {
+        out.push(cur);
+    }
+    Some(out)
+}
+
 fn read_indices(f: &Path) -> anyhow::Result<Vec<u64>> {
     let mut text = String::new();
     open_input(f)?
         .read_to_string(&mut text)
         .with_context(|| format!("cannot read {}", f.display()))?;
+    if let Some(idx) = parse_plain_indices(text.as_bytes()) {
+        return Ok(idx);
+    }
     let mut idx = Vec::new();
     for (ln, line) in text.lines().enumerate() {
         for word in line.split_whitespace() {
@@ -690,6 +720,9 @@ fn all_indices(a: &GatherArgs) -> anyhow::Result<Vec<u64>> {
 const GATHER_BLOCK: usize = 65536;
 /// …and at most this many bytes.
 const GATHER_BLOCK_BYTES: u64 = 64 << 20;
+
+/// Blocks the gather's helper thread may have read ahead of the one consumed.
+const READ_AHEAD_BLOCKS: usize = 2;
 
 /// A gather over a dataset of more live bytes than this unmaps the chunks after each
 /// block, so that its resident set stays bounded by the block (the pages stay in the
@@ -729,12 +762,48 @@ fn blocks<'a>(r: &Records, idx: &'a [u64]) -> Vec<&'a [u64]> {
     out
 }
 
-/// Before gathering block `b`, let the disk start on block `b + 1` (where its
-/// records are dense on disk: see `Records::read_ahead`).
-fn read_ahead(r: &Records, blocks: &[&[u64]], b: usize) {
-    if let Some(next) = blocks.get(b + 1) {
-        r.read_ahead(next);
-    }
+/// Gather `idx` block by block (see `blocks`), handing each block's records to `f`
+/// in order, the maps released between blocks when `release` says so. A helper
+/// thread reads ahead: it reads the bytes of block after block into the page cache
+/// (where they lie dense on disk: see `Records::read_ahead`), at most
+/// `READ_AHEAD_BLOCKS` blocks ahead of the one being consumed, and each block is
+/// gathered once the helper is through with it. So the disk sees one sequential
+/// reader, as for `cat`, and keeps reading while the consumer works.
+fn each_block(
+    r: &Records,
+    idx: &[u64],
+    opts: &GatherOptions,
+    release: bool,
+    mut f: impl FnMut(&[u64], crate::records::Batch) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let bl = blocks(r, idx);
+    let helper = bl.len() > 1;
+    std::thread::scope(|s| {
+        let (tx, rx) = crossbeam_channel::bounded::<()>(READ_AHEAD_BLOCKS);
+        if helper {
+            let blocks = &bl;
+            s.spawn(move || {
+                for block in blocks {
+                    r.read_ahead(block);
+                    // The consumer gone (an error): stop.
+                    if tx.send(()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        for block in &bl {
+            if helper {
+                let _ = rx.recv();
+            }
+            let batch = r.gather_with(block, opts)?;
+            f(block, batch)?;
+            if release {
+                r.release_maps();
+            }
+        }
+        Ok(())
+    })
 }
 
 fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
@@ -758,19 +827,11 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     };
     let progress = Progress::new(super::show_progress(a.quiet.quiet), "gathering", None);
     let release = release_between_blocks(&r);
-    let release_maps = || {
-        if release {
-            r.release_maps();
-        }
-    };
     if let Some(dir) = &a.output {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let width = name_width(idx.len() as u64);
         let mut pos = 0usize;
-        let bl = blocks(&r, &idx);
-        for (b, block) in bl.iter().enumerate() {
-            read_ahead(&r, &bl, b);
-            let batch = r.gather_with(block, &opts)?;
+        each_block(&r, &idx, &opts, release, |_, batch| {
             for data in batch.iter() {
                 let p = dir.join(format!("{pos:0width$}"));
                 let mut o = std::fs::OpenOptions::new();
@@ -790,9 +851,8 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
                 progress.add(1, data.len() as u64);
                 pos += 1;
             }
-            drop(batch);
-            release_maps();
-        }
+            Ok(())
+        })?;
         progress.finish();
         return Ok(ExitCode::SUCCESS);
     }
@@ -800,29 +860,22 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
     if a.digest {
         let (mut n, mut bytes, mut crc) = (0u64, 0u64, crate::crc::Crc32c::new());
-        let bl = blocks(&r, &idx);
-        for (b, block) in bl.iter().enumerate() {
-            read_ahead(&r, &bl, b);
-            let batch = r.gather_with(block, &opts)?;
+        each_block(&r, &idx, &opts, release, |block, batch| {
             for data in batch.iter() {
                 crc.update(data);
                 n += 1;
                 bytes += data.len() as u64;
             }
             progress.add(block.len() as u64, 0);
-            drop(batch);
-            release_maps();
-        }
+            Ok(())
+        })?;
         writeln!(out, "{n} {bytes} {:08x}", crc.value())?;
         out.flush()?;
         progress.finish();
         return Ok(ExitCode::SUCCESS);
     }
     let mut pos = 0usize;
-    let bl = blocks(&r, &idx);
-    for (b, block) in bl.iter().enumerate() {
-        read_ahead(&r, &bl, b);
-        let batch = r.gather_with(block, &opts)?;
+    each_block(&r, &idx, &opts, release, |block, batch| {
         for (k, data) in batch.iter().enumerate() {
             pos += 1;
             if a.crc {
@@ -842,9 +895,8 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
             out.write_all(data)?;
             progress.add(1, data.len() as u64);
         }
-        drop(batch);
-        release_maps();
-    }
+        Ok(())
+    })?;
     out.flush()?;
     progress.finish();
     Ok(ExitCode::SUCCESS)

@@ -206,21 +206,28 @@ impl MapCache {
     }
 
     /// The bytes of `e`, borrowed from the chunk's map (kept alive by the Arc).
-    /// Start reading bytes `start..end` of chunk `id` into the page cache without
-    /// waiting for them (`madvise(MADV_WILLNEED)`: the reads are queued, not awaited);
-    /// nothing for a remote archive, whose bytes are read per record.
-    pub fn will_need(&self, id: u32, start: u64, end: u64) -> Result<()> {
+    /// Bring bytes `start..end` of chunk `id` into the page cache by reading them
+    /// (sequential `pread`s into a scratch buffer, so that the kernel's read-ahead
+    /// keeps the device busy as for `cat`), for a caller that reads ahead on a
+    /// thread of its own. Not `madvise(MADV_WILLNEED)`: the kernel caps that at one
+    /// read-ahead window (a few hundred KiB) per call. Nothing for a remote archive,
+    /// whose bytes are read per record; errors are left to the readers to report.
+    pub fn will_need(&self, id: u32, start: u64, end: u64) {
         if self.remote.is_some() || end <= start {
-            return Ok(());
+            return;
         }
-        let map = self.map(id, end)?;
-        // A hint: a kernel that declines it only loses the read-ahead.
-        let _ = map.advise_range(
-            memmap2::Advice::WillNeed,
-            start as usize,
-            (end - start) as usize,
-        );
-        Ok(())
+        let Ok(m) = self.mapped(id) else {
+            return;
+        };
+        let mut buf = vec![0u8; READ_AHEAD_PIECE];
+        let mut at = start;
+        while at < end {
+            let want = (end - at).min(READ_AHEAD_PIECE as u64) as usize;
+            match m.file.read_at(&mut buf[..want], at) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => at += n as u64,
+            }
+        }
     }
 
     pub fn slice(&self, e: &Entry) -> Result<(Arc<Blob>, usize, usize)> {
@@ -260,6 +267,9 @@ fn empty_map() -> Mmap {
         })
         .expect("an empty anonymous map")
 }
+
+/// Bytes of one `pread` of a read-ahead (`MapCache::will_need`).
+const READ_AHEAD_PIECE: usize = 1 << 20;
 
 /// Bytes staged before one `pwrite`.
 const STAGE: usize = 8 << 20;
@@ -308,14 +318,33 @@ struct Current {
     file_len: u64,
     /// File offset of `stage[0]`.
     stage_at: u64,
+    /// Start of the written bytes whose writeback has not been started yet.
+    kicked: u64,
     dirty: bool,
 }
 
 impl Current {
+    /// `pwrite` bytes at `at`; every `WRITEBACK_STEP` bytes, ask the kernel to
+    /// start writing them back without waiting (`sync_file_range`), so that the
+    /// disk works while the writer goes on and the commit's `fdatasync` finds
+    /// little left to do (an append of 1M records of 700 B: 0.73 s instead of
+    /// 0.89 s, BENCHMARKS.md).
     fn write_at(&mut self, data: &[u8], at: u64) -> Result<()> {
-        self.file.write_all_at(data, at).at(&self.path)
+        self.file.write_all_at(data, at).at(&self.path)?;
+        let end = at + data.len() as u64;
+        if at < self.kicked {
+            self.kicked = at;
+        }
+        if end >= self.kicked + WRITEBACK_STEP {
+            crate::shard::start_writeback(&self.file, self.kicked, end - self.kicked);
+            self.kicked = end;
+        }
+        Ok(())
     }
 }
+
+/// Bytes written between two starts of writeback (see `Current::write_at`).
+const WRITEBACK_STEP: u64 = 8 << 20;
 
 fn round_up(x: u64, step: u64) -> u64 {
     x.div_ceil(step).saturating_mul(step)
@@ -374,6 +403,7 @@ impl ChunkAppender {
             count,
             file_len: md.len(),
             stage_at: pos,
+            kicked: pos,
             dirty: false,
         });
         Ok(())
@@ -408,6 +438,7 @@ impl ChunkAppender {
             count: 0,
             file_len: 0,
             stage_at: 0,
+            kicked: 0,
             dirty: false,
         });
         Ok(())

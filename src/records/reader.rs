@@ -298,15 +298,31 @@ impl Records {
         }
     }
 
-    /// Start reading the bytes of the records at `indices` into the page cache and
-    /// return without waiting, where they lie dense enough on disk for that to pay
-    /// (at least `PREFETCH_DENSITY` records per run of nearby bytes; a scattered
-    /// request would read whole spans it does not need). A caller gathering block
-    /// after block announces the next block before gathering the current one, so
-    /// the disk keeps reading while the current block is consumed. Only a hint:
-    /// indices out of range and unreadable chunks are left to the gather to report.
+    /// Read the bytes of the records at `indices` into the page cache, where they lie
+    /// dense enough on disk for that to pay (at least `PREFETCH_DENSITY` records per
+    /// run of nearby bytes; a scattered request would read whole spans it does not
+    /// need), and return at once otherwise. For a caller reading ahead on a thread
+    /// of its own while it gathers block after block. Only a hint: indices out of
+    /// range and unreadable chunks are left to the gather to report.
     pub fn read_ahead(&self, indices: &[u64]) {
         let len = self.len();
+        // First, without sorting: a request whose bytes are far fewer than the
+        // spans they lie in (a random one) is left alone at once.
+        let mut reach: HashMap<u32, (u64, u64)> = HashMap::new();
+        let mut wanted = 0u64;
+        for &i in indices.iter().filter(|&&i| i < len) {
+            let e = self.entry_unchecked(i);
+            if let (true, Some(end)) = (e.length > 0, e.end()) {
+                wanted += e.length as u64;
+                let r = reach.entry(e.chunk).or_insert((e.offset, end));
+                r.0 = r.0.min(e.offset);
+                r.1 = r.1.max(end);
+            }
+        }
+        let span: u64 = reach.values().map(|(s, e)| e - s).sum();
+        if wanted == 0 || span / 4 > wanted {
+            return;
+        }
         let mut spans: Vec<(u32, u64, u64)> = indices
             .iter()
             .filter(|&&i| i < len)
@@ -326,7 +342,7 @@ impl Records {
             return;
         }
         for (c, s, e) in runs {
-            let _ = self.inner.chunks.will_need(c, s, e);
+            self.inner.chunks.will_need(c, s, e);
         }
     }
 
@@ -350,10 +366,24 @@ impl Records {
         let mut maps: Vec<Arc<Blob>> = Vec::new();
         let mut map_of: HashMap<u32, u32> = HashMap::new();
         let mut slots = vec![Slot::default(); indices.len()];
+        // The map of the chunk of the previous record, reused while it covers the
+        // next one (records in address order mostly share one).
+        let mut last: Option<(u32, u32)> = None;
         for &k in &order {
             let e = entries[k as usize];
             if e.length == 0 {
                 continue;
+            }
+            if let (Some((chunk, m)), Some(end)) = (last, e.end()) {
+                let map = &maps[m as usize];
+                if chunk == e.chunk && map.is_map() && end <= map.len() as u64 {
+                    slots[k as usize] = Slot {
+                        src: m,
+                        start: e.offset as usize,
+                        len: e.length as usize,
+                    };
+                    continue;
+                }
             }
             let (map, start, len) = self.inner.chunks.slice(&e)?;
             let m = match map_of.get(&e.chunk) {
@@ -366,6 +396,7 @@ impl Records {
                 }
             };
             slots[k as usize] = Slot { src: m, start, len };
+            last = Some((e.chunk, m));
         }
         let run = |f: &mut (dyn FnMut() -> Result<()> + Send)| -> Result<()> {
             if indices.len() >= POOL_MIN && opts.threads != 1 {

@@ -271,7 +271,9 @@ pub fn write(layout: &Layout, conn: &Connection, level: i32) -> Result<Written, 
         let f = File::create(&temp).map_err(|e| Refusal::Failed(Error::io(&temp, e)))?;
         let (w, page_size, pages) = stream(conn, index, level, io::BufWriter::new(f))?;
         let finish = || -> Result<(u32, u32, u64)> {
-            let f = w.into_inner().map_err(|e| Error::io(&temp, e.into_error()))?;
+            let f = w
+                .into_inner()
+                .map_err(|e| Error::io(&temp, e.into_error()))?;
             f.sync_data().at(&temp)?;
             let bytes = f.metadata().at(&temp)?.len();
             fs::rename(&temp, &path).at(&path)?;
