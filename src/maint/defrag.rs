@@ -54,6 +54,9 @@ pub struct Tuning {
     pub batch_bytes: u64,
     /// …or after this long.
     pub batch_time: Duration,
+    /// Files a full compaction plans at a time (pages of the address-ordered scan;
+    /// its memory: 48 bytes a file of a page).
+    pub window_files: usize,
 }
 
 impl Default for Tuning {
@@ -63,6 +66,7 @@ impl Default for Tuning {
             window_bytes: 64 << 20,
             batch_bytes: 256 << 20,
             batch_time: Duration::from_secs(2),
+            window_files: WINDOW,
         }
     }
 }
@@ -76,6 +80,7 @@ impl Tuning {
             window_bytes: 4 << 10,
             batch_bytes: 16 << 10,
             batch_time: Duration::from_millis(50),
+            window_files: 5,
         }
     }
 }
@@ -200,17 +205,53 @@ impl Ext {
     pub(crate) fn at(&self) -> (u64, u64) {
         (self.shard, self.offset)
     }
+    /// Its place in the address-ordered scan.
+    fn key(&self) -> (u64, u64, i64) {
+        (self.shard, self.offset, self.rowid)
+    }
 }
 
 /// Every file row in address order, with strict checks: a defragmentation only runs
 /// on a sound index.
 pub(crate) fn load_extents(i: &Index) -> Result<Vec<Ext>> {
+    let mut out = Vec::new();
+    let mut after = None;
+    loop {
+        let page = extents_page(i, after, WINDOW)?;
+        let full = page.len() == WINDOW;
+        after = page.last().map(Ext::key);
+        out.extend(page);
+        if !full {
+            return Ok(out);
+        }
+    }
+}
+
+/// Files per page of the address-ordered scan; a full defragmentation holds one
+/// page of places and targets at a time (48 bytes a file).
+const WINDOW: usize = 65536;
+
+/// Up to `limit` file rows in address order after the key `after` (shard, offset,
+/// rowid), with strict checks (see `load_extents`).
+fn extents_page(i: &Index, after: Option<(u64, u64, i64)>, limit: usize) -> Result<Vec<Ext>> {
     let p = i.path();
+    // The first page has no lower bound, so that rows with a NULL place (which sort
+    // first and compare with nothing) are seen and refused.
+    const COLS: &str = "SELECT rowid, shard, offset, size, path FROM files";
+    const ORDER: &str = "ORDER BY shard, offset, rowid LIMIT ?1";
+    let sql = match after {
+        Some(_) => format!("{COLS} WHERE (shard, offset, rowid) > (?2, ?3, ?4) {ORDER}"),
+        None => format!("{COLS} {ORDER}"),
+    };
     let mut stmt = i
         .conn()
-        .prepare("SELECT rowid, shard, offset, size, path FROM files ORDER BY shard, offset, rowid")
+        .prepare_cached(&sql)
         .map_err(|e| Error::sqlite(p, e))?;
-    let mut rows = stmt.query([]).map_err(|e| Error::sqlite(p, e))?;
+    let rows = match after {
+        Some((s, o, r)) => stmt.query(rusqlite::params![limit as i64, s as i64, o as i64, r]),
+        None => stmt.query(rusqlite::params![limit as i64]),
+    };
+    let mut rows = rows.map_err(|e| Error::sqlite(p, e))?;
     let mut out = Vec::new();
     while let Some(r) = rows.next().map_err(|e| Error::sqlite(p, e))? {
         let int = |k: usize| -> Option<u64> {
@@ -249,21 +290,40 @@ pub(crate) fn load_extents(i: &Index) -> Result<Vec<Ext>> {
 /// The shard files (contiguous from 0) and their lengths; every extent must lie
 /// inside its shard and no two non-empty files may overlap.
 pub(crate) fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBuf, u64, bool)>> {
-    let shards = layout.contiguous_shards()?;
-    let mut out = Vec::with_capacity(shards.len());
-    for s in &shards {
-        let len = crate::shard::shard_len(&s.path)?;
-        out.push((s.path.clone(), len, s.is_symlink));
-    }
-    let mut covered: Option<(u64, u64)> = None;
+    let mut c = ExtentCheck::new(layout)?;
     for e in exts {
-        let Some((path, len, _)) = out.get(e.shard as usize) else {
+        c.check(layout, e)?;
+    }
+    Ok(c.shards)
+}
+
+/// `check_extents` one extent at a time, in address order.
+struct ExtentCheck {
+    shards: Vec<(PathBuf, u64, bool)>,
+    covered: Option<(u64, u64)>,
+}
+
+impl ExtentCheck {
+    fn new(layout: &Layout) -> Result<ExtentCheck> {
+        let mut shards = Vec::new();
+        for s in &layout.contiguous_shards()? {
+            let len = crate::shard::shard_len(&s.path)?;
+            shards.push((s.path.clone(), len, s.is_symlink));
+        }
+        Ok(ExtentCheck {
+            shards,
+            covered: None,
+        })
+    }
+
+    fn check(&mut self, layout: &Layout, e: &Ext) -> Result<()> {
+        let Some((path, len, _)) = self.shards.get(e.shard as usize) else {
             return Err(Error::MissingShard {
                 path: layout.shard_path(e.shard),
                 shard: e.shard,
                 detail: format!(
                     "the index refers to it but only {} shard file(s) exist",
-                    out.len()
+                    self.shards.len()
                 ),
             });
         };
@@ -277,7 +337,7 @@ pub(crate) fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBu
             ));
         }
         if e.size > 0 {
-            if let Some((shard, end)) = covered {
+            if let Some((shard, end)) = self.covered {
                 if shard == e.shard && e.offset < end {
                     return Err(Error::corrupt(
                         layout.index(),
@@ -289,10 +349,10 @@ pub(crate) fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBu
                     ));
                 }
             }
-            covered = Some((e.shard, e.end()));
+            self.covered = Some((e.shard, e.end()));
         }
+        Ok(())
     }
-    Ok(out)
 }
 
 /// Where a full compaction puts every file (same order as `exts`). A file never
@@ -300,8 +360,13 @@ pub(crate) fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBu
 /// possible after a shard that holds more than the limit), it stays and packing
 /// goes on after it.
 fn full_targets(exts: &[Ext], limit: u64) -> Vec<(u64, u64)> {
-    let mut d = 0u64;
-    let mut w = 0u64;
+    full_targets_from(exts, limit, &mut (0, 0))
+}
+
+/// `full_targets` of the files that follow those already placed, packing from
+/// `at` (shard, write position), which moves on past them.
+fn full_targets_from(exts: &[Ext], limit: u64, at: &mut (u64, u64)) -> Vec<(u64, u64)> {
+    let (mut d, mut w) = *at;
     let mut out = Vec::with_capacity(exts.len());
     for e in exts {
         let (mut td, mut tw) = (d, w);
@@ -316,6 +381,7 @@ fn full_targets(exts: &[Ext], limit: u64) -> Vec<(u64, u64)> {
         d = td;
         w = tw + e.size;
     }
+    *at = (d, w);
     out
 }
 
@@ -383,10 +449,36 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     let layout = writer.layout().clone();
     let limit = writer.shard_size_limit();
     let index = writer.index();
-    let mut exts = load_extents(index)?;
-    let shards = check_extents(&layout, &exts)?;
+    // A full compaction goes through the files page by page in address order (its
+    // plan is sequential); a quick one needs every place and hole at once.
+    let mut quick_exts = None;
+    let window = opts.tuning.window_files.max(1);
+    let (shards, live) = match opts.mode {
+        DefragMode::Full => {
+            let mut check = ExtentCheck::new(&layout)?;
+            let (mut live, mut after) = (0u64, None);
+            loop {
+                let page = extents_page(index, after, window)?;
+                for e in &page {
+                    check.check(&layout, e)?;
+                    live += e.size;
+                }
+                after = page.last().map(Ext::key);
+                if page.len() < window {
+                    break;
+                }
+            }
+            (check.shards, live)
+        }
+        DefragMode::Quick { .. } => {
+            let exts = load_extents(index)?;
+            let shards = check_extents(&layout, &exts)?;
+            let live = exts.iter().map(|e| e.size).sum();
+            quick_exts = Some(exts);
+            (shards, live)
+        }
+    };
     let physical: u64 = shards.iter().map(|s| s.1).sum();
-    let live: u64 = exts.iter().map(|e| e.size).sum();
     let mut report = DefragReport {
         physical_before: physical,
         physical_after: physical,
@@ -424,23 +516,54 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
         opts.tuning,
         progress,
     );
-    match opts.mode {
-        DefragMode::Full => {
-            progress.set_total(live);
-            let targets = full_targets(&exts, limit);
-            mover.full(&mut exts, &targets)?;
-        }
-        DefragMode::Quick { time_limit } => {
+    // Where the files are in the end: the logical end of each shard and the last
+    // shard in use.
+    let (ends, last) = match (opts.mode, quick_exts) {
+        (DefragMode::Quick { time_limit }, Some(mut exts)) => {
             let deadline = Instant::now() + time_limit;
             report.out_of_time = mover.quick(&mut exts, deadline)?;
+            logical_ends(
+                exts.iter().map(|e| (e.shard, e.offset, e.size)),
+                shards.len(),
+            )
         }
-    }
+        _ => {
+            progress.set_total(live);
+            let mut ends = vec![0u64; shards.len()];
+            let mut last: Option<u64> = None;
+            let (mut at, mut after) = ((0, 0), None);
+            loop {
+                let mut page = extents_page(index, after, window)?;
+                // The rows after this page are untouched by its moves: a file only
+                // ever moves to an earlier place.
+                after = page.last().map(Ext::key);
+                let targets = full_targets_from(&page, limit, &mut at);
+                mover.full(&mut page, &targets)?;
+                mover.flush()?;
+                let (e, l) = logical_ends(
+                    page.iter().map(|e| (e.shard, e.offset, e.size)),
+                    shards.len(),
+                );
+                for (a, b) in ends.iter_mut().zip(&e) {
+                    *a = (*a).max(*b);
+                }
+                if e.len() > ends.len() {
+                    ends.extend_from_slice(&e[ends.len()..]);
+                }
+                last = last.max(l);
+                if page.len() < window {
+                    break;
+                }
+            }
+            (ends, last)
+        }
+    };
     mover.flush()?;
     report.moved_files = mover.moved_files;
     report.moved_bytes = mover.moved_bytes;
     let files = std::mem::take(&mut mover.files);
     drop(mover);
-    let (after, nshards) = truncate(&layout, &shards, files, &exts, &steps)?;
+    let (after, nshards) = truncate(&layout, &shards, files, (&ends, last), &steps)?;
     report.physical_after = after;
     report.shards_after = nshards;
     report.freed_bytes = physical.saturating_sub(after);
@@ -460,13 +583,9 @@ fn truncate(
     layout: &Layout,
     shards: &[(PathBuf, u64, bool)],
     files: Vec<File>,
-    exts: &[Ext],
+    (ends, last): (&[u64], Option<u64>),
     steps: &Steps,
 ) -> Result<(u64, u64)> {
-    let (ends, last) = logical_ends(
-        exts.iter().map(|e| (e.shard, e.offset, e.size)),
-        shards.len(),
-    );
     let keep = last.map_or(1, |l| l as usize + 1).min(shards.len());
     let mut removed = false;
     for n in (keep..shards.len()).rev() {
