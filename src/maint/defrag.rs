@@ -3,7 +3,11 @@
 //! * **Full** compaction packs the files back to back in address order, starting a
 //!   new shard when the next file would cross the shard size limit (a file larger
 //!   than the limit gets a shard of its own), then truncates the shards and removes
-//!   the emptied ones.
+//!   the emptied ones. It plans and moves one page of the address-ordered scan at a
+//!   time (`Tuning::window_files`), committing at the end of each: each target
+//!   depends only on the files before it, and a file only ever moves to an earlier
+//!   place, so the rows after the page are untouched. Memory is flat in the number
+//!   of files.
 //! * **Quick** compaction, for cron, moves files from the end into earlier holes
 //!   that fit them, for at most a time budget, then truncates what it freed.
 //!
