@@ -219,14 +219,31 @@ impl Ext {
 /// on a sound index.
 pub(crate) fn load_extents(i: &Index) -> Result<Vec<Ext>> {
     let mut out = Vec::new();
+    each_extent_page(i, WINDOW, |page| {
+        out.extend(page);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Hand `f` the file rows in address order, `window` at a time (see
+/// `extents_page`). The scan goes on after each page's last row as it was read, so
+/// `f` may move the files of its page to earlier places.
+fn each_extent_page(
+    i: &Index,
+    window: usize,
+    mut f: impl FnMut(Vec<Ext>) -> Result<()>,
+) -> Result<()> {
     let mut after = None;
     loop {
-        let page = extents_page(i, after, WINDOW)?;
-        let full = page.len() == WINDOW;
+        let page = extents_page(i, after, window)?;
+        let full = page.len() == window;
         after = page.last().map(Ext::key);
-        out.extend(page);
+        if !page.is_empty() {
+            f(page)?;
+        }
         if !full {
-            return Ok(out);
+            return Ok(());
         }
     }
 }
@@ -460,18 +477,14 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     let (shards, live) = match opts.mode {
         DefragMode::Full => {
             let mut check = ExtentCheck::new(&layout)?;
-            let (mut live, mut after) = (0u64, None);
-            loop {
-                let page = extents_page(index, after, window)?;
+            let mut live = 0u64;
+            each_extent_page(index, window, |page| {
                 for e in &page {
                     check.check(&layout, e)?;
                     live += e.size;
                 }
-                after = page.last().map(Ext::key);
-                if page.len() < window {
-                    break;
-                }
-            }
+                Ok(())
+            })?;
             (check.shards, live)
         }
         DefragMode::Quick { .. } => {
@@ -535,12 +548,10 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
             progress.set_total(live);
             let mut ends = vec![0u64; shards.len()];
             let mut last: Option<u64> = None;
-            let (mut at, mut after) = ((0, 0), None);
-            loop {
-                let mut page = extents_page(index, after, window)?;
-                // The rows after this page are untouched by its moves: a file only
-                // ever moves to an earlier place.
-                after = page.last().map(Ext::key);
+            let mut at = (0, 0);
+            // The rows after a page are untouched by its moves: a file only ever
+            // moves to an earlier place.
+            each_extent_page(index, window, |mut page| {
                 let targets = full_targets_from(&page, limit, &mut at);
                 mover.full(&mut page, &targets)?;
                 mover.flush()?;
@@ -548,17 +559,15 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
                     page.iter().map(|e| (e.shard, e.offset, e.size)),
                     shards.len(),
                 );
+                if e.len() > ends.len() {
+                    ends.resize(e.len(), 0);
+                }
                 for (a, b) in ends.iter_mut().zip(&e) {
                     *a = (*a).max(*b);
                 }
-                if e.len() > ends.len() {
-                    ends.extend_from_slice(&e[ends.len()..]);
-                }
                 last = last.max(l);
-                if page.len() < window {
-                    break;
-                }
-            }
+                Ok(())
+            })?;
             (ends, last)
         }
     };

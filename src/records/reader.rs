@@ -442,16 +442,6 @@ impl Records {
                 if !dense {
                     return Ok(());
                 }
-                // Queue the reads of every run first (WILLNEED does not wait), so
-                // the device has the whole block in flight; then wait for the pages
-                // on the pool.
-                for &(src, start, end) in &runs {
-                    let _ = maps[src as usize].advise_range(
-                        memmap2::Advice::WillNeed,
-                        start,
-                        end - start,
-                    );
-                }
                 runs.par_iter().for_each(|&(src, start, end)| {
                     let m = &maps[src as usize];
                     if m.advise_range(memmap2::Advice::PopulateRead, start, end - start)

@@ -409,13 +409,10 @@ impl RecordWriter {
 
     /// Append one record; returns its index. Durable after the next commit.
     pub fn append(&mut self, data: &[u8]) -> Result<u64> {
-        self.check_usable()?;
-        let i = self.len;
-        self.tail.push((Entry::default(), 0));
-        self.len += 1;
-        self.push_item(i, data)?;
-        self.summary.appended += 1;
-        Ok(i)
+        self.append_with(data.len(), |v: &mut Vec<u8>| -> Result<()> {
+            v.extend_from_slice(data);
+            Ok(())
+        })
     }
 
     /// Append one record of `len` bytes that `fill` puts straight into the writer's

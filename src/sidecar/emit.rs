@@ -129,10 +129,10 @@ fn sql(index: &Path) -> impl Fn(rusqlite::Error) -> Refusal + '_ {
     move |e| Refusal::Failed(Error::sqlite(index, e))
 }
 
-/// Select the pages with `dbstat` and stream them from the index file at `index`
-/// (the database `conn` is open on) into a sidecar written to `out`, at zstd
-/// `level`, inside one read transaction: one page is held at a time, whatever the
-/// size of the index. Returns `out`, the page size and the number of pages.
+/// Select the pages with `dbstat` and read them from the index file at `index`
+/// (the database `conn` is open on) straight into the sidecar's body, written to
+/// `out` at zstd `level`, inside one read transaction (see `encode_to`). Returns
+/// `out`, the page size and the number of pages.
 fn stream<W: Write>(
     conn: &Connection,
     index: &Path,
@@ -260,45 +260,10 @@ pub fn install(layout: &Layout, built: &Built) -> Result<Written> {
 }
 
 /// Build and write the sidecar of the archive `layout`, whose index `conn` is open
-/// on, streaming it into a temporary file that is synced and renamed into place
-/// (as [`install`] does). The caller makes sure no writer of ours runs (it holds
-/// the writer lock).
+/// on. The caller makes sure no writer of ours runs (it holds the writer lock).
 pub fn write(layout: &Layout, conn: &Connection, level: i32) -> Result<Written, Refusal> {
-    let path = layout.sidecar();
-    let temp = temp_path(layout);
-    let index = layout.index();
-    let written = (|| {
-        let f = File::create(&temp).map_err(|e| Refusal::Failed(Error::io(&temp, e)))?;
-        let (w, page_size, pages) = stream(conn, index, level, io::BufWriter::new(f))?;
-        let finish = || -> Result<(u32, u32, u64)> {
-            let f = w
-                .into_inner()
-                .map_err(|e| Error::io(&temp, e.into_error()))?;
-            f.sync_data().at(&temp)?;
-            let bytes = f.metadata().at(&temp)?.len();
-            fs::rename(&temp, &path).at(&path)?;
-            crate::shard::sync_dir(&path)?;
-            Ok((page_size, pages, bytes))
-        };
-        finish().map_err(Refusal::Failed)
-    })();
-    let (page_size, pages, bytes) = match written {
-        Ok(w) => w,
-        Err(e) => {
-            let _ = fs::remove_file(&temp);
-            return Err(e);
-        }
-    };
-    let index_bytes = fs::metadata(index)
-        .map_err(|e| Refusal::Failed(Error::io(index, e)))?
-        .len();
-    Ok(Written {
-        path,
-        page_size,
-        pages,
-        bytes,
-        index_bytes,
-    })
+    let built = build(conn, layout.index(), level)?;
+    install(layout, &built).map_err(Refusal::Failed)
 }
 
 /// Build (or rebuild) the sidecar of the archive at `archive` at zstd `level`,
