@@ -81,6 +81,38 @@ impl DirectStage {
         Some(DirectStage::new(Some(file), align, pos))
     }
 
+    /// Like [`open`](Self::open), reusing the buffers of `old` (a stage whose bytes
+    /// are all in its file: after a [`spill`](Self::spill) with `all`), so that a
+    /// writer moving from file to file does not fault in fresh buffers each time.
+    pub(crate) fn reopen(path: &Path, pos: u64, old: Option<DirectStage>) -> Option<DirectStage> {
+        let Some(mut old) = old else {
+            return DirectStage::open(path, pos);
+        };
+        old.abandon();
+        let file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+            .open(path)
+            .ok()?;
+        let align = alignment(&file)?;
+        if align != old.align {
+            return Some(DirectStage::new(Some(file), align, pos));
+        }
+        let mut stage = DirectStage {
+            file: Some(Arc::new(file)),
+            align,
+            mem: std::mem::take(&mut old.mem),
+            at: old.at,
+            base: 0,
+            done: 0,
+            len: 0,
+            in_flight: None,
+            spare: old.spare.take(),
+        };
+        stage.reset(pos);
+        Some(stage)
+    }
+
     /// A stage that writes whole blocks through `file` (buffered when `None`).
     fn new(file: Option<File>, align: usize, pos: u64) -> DirectStage {
         let (mem, at) = aligned_buffer(align);
@@ -97,6 +129,11 @@ impl DirectStage {
             in_flight: None,
             spare: None,
         }
+    }
+
+    /// File offset just past the last byte appended.
+    pub(crate) fn end(&self) -> u64 {
+        self.base + self.len as u64
     }
 
     /// Whether writes still go past the page cache.
@@ -246,6 +283,11 @@ impl Drop for DirectStage {
             let _ = h.join();
         }
     }
+}
+
+/// Whether writers use direct I/O: yes unless `BARECAT_DIRECT_IO` is `0`.
+pub fn wanted() -> bool {
+    std::env::var_os("BARECAT_DIRECT_IO").is_none_or(|v| v != "0")
 }
 
 /// A zeroed buffer of `STAGE + align` bytes and the offset of its aligned start.

@@ -85,7 +85,7 @@ impl Default for WriterOptions {
             allow_symlinked_shards: false,
             commit_interval: Duration::from_secs(3),
             commit_bytes: 256 << 20,
-            direct_io: std::env::var_os("BARECAT_DIRECT_IO").is_none_or(|v| v != "0"),
+            direct_io: crate::direct::wanted(),
             sidecar: true,
         }
     }

@@ -491,3 +491,59 @@ fn append_with_reads_into_the_writer_and_a_failed_fill_appends_nothing() {
         check_all(&dir, &want);
     }
 }
+
+/// Writes large enough for everything the writer does in the background: several
+/// flushes handed to the slots while the next records are buffered, direct I/O
+/// stages spilled across chunk rotations (on disk, where the file system has it;
+/// the temporary directory may be a tmpfs), the dtype's alignment padding of
+/// compressed records, a resumed unfull chunk, and deletes and modifies of records
+/// whose flush is still running. Every record must read back exactly.
+#[test]
+fn big_appends_in_the_background_rotate_pad_resume_and_edit_exactly() {
+    let t = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for (k, compress) in [Compress::None, Compress::Zstd].into_iter().enumerate() {
+        let dir = t.path().join(format!("ds{k}"));
+        let o = DatasetOptions {
+            compress,
+            dtype: if compress == Compress::None {
+                Dtype::Bytes
+            } else {
+                Dtype::F32
+            },
+            chunk_bytes: 5 << 20,
+            chunk_grow: 1 << 20,
+            writers: 2,
+            commit_bytes: 24 << 20,
+            ..Default::default()
+        };
+        let size = |i: u64| (i * 7919 % 60_000) as usize / 4 * 4 + 4;
+        let mut want: Vec<Vec<u8>> = Vec::new();
+        let mut w = RecordWriter::create(&dir, &o, false).unwrap();
+        for i in 0..1500 {
+            let d = pseudo_random(i + 7, size(i));
+            w.append(&d).unwrap();
+            want.push(d);
+        }
+        // The last records are still being written: delete and modify them.
+        w.delete(1499).unwrap();
+        want.pop();
+        w.delete(5).unwrap();
+        want.swap_remove(5);
+        let d = pseudo_random(99, 12_345 * 4);
+        w.modify(1497, &d).unwrap();
+        want[1497] = d;
+        w.commit().unwrap();
+        drop(w);
+        // A second writer resumes the unfull chunks.
+        let mut w = RecordWriter::open(&dir, 1).unwrap();
+        for i in 0..700 {
+            let d = pseudo_random(i + 50_000, size(i + 3));
+            w.append(&d).unwrap();
+            want.push(d);
+        }
+        w.finish().unwrap();
+        check_all(&dir, &want);
+        let r = Records::open(&dir).unwrap();
+        assert!(r.len() > 2000);
+    }
+}

@@ -448,6 +448,8 @@ fn append_framed(
 ) -> anyhow::Result<u64> {
     let mut r = BufReader::with_capacity(1 << 20, open_input(path)?);
     let mut n = 0u64;
+    // Files and bytes not yet counted on the progress bar (counted per MiB).
+    let mut pending = (0u64, 0u64);
     loop {
         let mut len = [0u8; 8];
         match r.read_exact(&mut len) {
@@ -476,10 +478,15 @@ fn append_framed(
             }
             Ok(())
         })?;
-        progress.add(1, len);
         n += 1;
+        (pending.0, pending.1) = (pending.0 + 1, pending.1 + len);
+        if pending.1 >= 1 << 20 {
+            progress.add(pending.0, pending.1);
+            pending = (0, 0);
+        }
         commits.after_op(w, n)?;
     }
+    progress.add(pending.0, pending.1);
     Ok(n)
 }
 
@@ -715,97 +722,6 @@ fn all_indices(a: &GatherArgs) -> anyhow::Result<Vec<u64>> {
     Ok(idx)
 }
 
-/// Requests handled per batch (bounded memory whatever the number of indices):
-/// at most this many records…
-const GATHER_BLOCK: usize = 65536;
-/// …and at most this many bytes.
-const GATHER_BLOCK_BYTES: u64 = 64 << 20;
-
-/// Blocks the gather's helper thread may have read ahead of the one consumed.
-const READ_AHEAD_BLOCKS: usize = 2;
-
-/// A gather over a dataset of more live bytes than this unmaps the chunks after each
-/// block, so that its resident set stays bounded by the block (the pages stay in the
-/// page cache). Smaller datasets stay mapped: re-faulting their pages block after
-/// block would cost more than the whole gather.
-const MAPPED_BUDGET: u64 = 1 << 30;
-
-/// Does a gather over `r` unmap the chunks between blocks?
-fn release_between_blocks(r: &Records) -> bool {
-    let mut live = 0u64;
-    for i in 0..r.len() {
-        live += r.entry(i).map(|e| e.length as u64).unwrap_or(0);
-        if live > MAPPED_BUDGET {
-            return true;
-        }
-    }
-    false
-}
-
-/// Split `idx` into blocks of at most GATHER_BLOCK records and GATHER_BLOCK_BYTES
-/// stored bytes (a larger record is a block of its own).
-fn blocks<'a>(r: &Records, idx: &'a [u64]) -> Vec<&'a [u64]> {
-    let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0u64);
-    for (k, &i) in idx.iter().enumerate() {
-        let len = r.entry(i).map(|e| e.length as u64).unwrap_or(0);
-        if k > start && (k - start >= GATHER_BLOCK || bytes + len > GATHER_BLOCK_BYTES) {
-            out.push(&idx[start..k]);
-            start = k;
-            bytes = 0;
-        }
-        bytes += len;
-    }
-    if start < idx.len() {
-        out.push(&idx[start..]);
-    }
-    out
-}
-
-/// Gather `idx` block by block (see `blocks`), handing each block's records to `f`
-/// in order, the maps released between blocks when `release` says so. A helper
-/// thread reads ahead: it reads the bytes of block after block into the page cache
-/// (where they lie dense on disk: see `Records::read_ahead`), at most
-/// `READ_AHEAD_BLOCKS` blocks ahead of the one being consumed, and each block is
-/// gathered once the helper is through with it. So the disk sees one sequential
-/// reader, as for `cat`, and keeps reading while the consumer works.
-fn each_block(
-    r: &Records,
-    idx: &[u64],
-    opts: &GatherOptions,
-    release: bool,
-    mut f: impl FnMut(&[u64], crate::records::Batch) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let bl = blocks(r, idx);
-    let helper = bl.len() > 1;
-    std::thread::scope(|s| {
-        let (tx, rx) = crossbeam_channel::bounded::<()>(READ_AHEAD_BLOCKS);
-        if helper {
-            let blocks = &bl;
-            s.spawn(move || {
-                for block in blocks {
-                    r.read_ahead(block);
-                    // The consumer gone (an error): stop.
-                    if tx.send(()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        for block in &bl {
-            if helper {
-                let _ = rx.recv();
-            }
-            let batch = r.gather_with(block, opts)?;
-            f(block, batch)?;
-            if release {
-                r.release_maps();
-            }
-        }
-        Ok(())
-    })
-}
-
 fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     let _stats = a.remote.stats_guard(PROG);
     let r = open_records(&a.source, &a.remote)?;
@@ -826,12 +742,11 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
         verify_crc: !a.no_check && !a.crc,
     };
     let progress = Progress::new(super::show_progress(a.quiet.quiet), "gathering", None);
-    let release = release_between_blocks(&r);
     if let Some(dir) = &a.output {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let width = name_width(idx.len() as u64);
         let mut pos = 0usize;
-        each_block(&r, &idx, &opts, release, |_, batch| {
+        r.gather_blocks::<anyhow::Error>(&idx, &opts, |_, batch| {
             for data in batch.iter() {
                 let p = dir.join(format!("{pos:0width$}"));
                 let mut o = std::fs::OpenOptions::new();
@@ -860,7 +775,7 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
     if a.digest {
         let (mut n, mut bytes, mut crc) = (0u64, 0u64, crate::crc::Crc32c::new());
-        each_block(&r, &idx, &opts, release, |block, batch| {
+        r.gather_blocks::<anyhow::Error>(&idx, &opts, |block, batch| {
             for data in batch.iter() {
                 crc.update(data);
                 n += 1;
@@ -875,7 +790,7 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut pos = 0usize;
-    each_block(&r, &idx, &opts, release, |block, batch| {
+    r.gather_blocks::<anyhow::Error>(&idx, &opts, |block, batch| {
         for (k, data) in batch.iter().enumerate() {
             pos += 1;
             if a.crc {

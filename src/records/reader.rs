@@ -100,6 +100,18 @@ pub struct GatherOptions {
     pub verify_crc: bool,
 }
 
+/// [`Records::gather_blocks`] hands out at most this many records per batch…
+pub const GATHER_BLOCK: usize = 65536;
+/// …and at most this many stored bytes (a larger record is a batch of its own).
+pub const GATHER_BLOCK_BYTES: u64 = 64 << 20;
+/// Blocks the read-ahead thread of [`Records::gather_blocks`] may be ahead by.
+const READ_AHEAD_BLOCKS: usize = 2;
+/// [`Records::gather_blocks`] unmaps the chunks after a block once the maps it holds
+/// exceed this many bytes, so its resident set stays bounded (the pages stay in the
+/// page cache). Below it the maps stay: re-faulting a small dataset's pages block
+/// after block would cost more than the whole gather.
+const MAPPED_BUDGET: u64 = 1 << 30;
+
 /// Gathers of at least this many records run on the reader pool.
 const POOL_MIN: usize = 4096;
 /// Requested byte ranges closer than this are prefetched as one run.
@@ -344,6 +356,64 @@ impl Records {
         for (c, s, e) in runs {
             self.inner.chunks.will_need(c, s, e);
         }
+    }
+
+    /// Gather `indices` block by block, in request order, in bounded memory whatever
+    /// their number: `f` gets each block of at most [`GATHER_BLOCK`] indices and
+    /// [`GATHER_BLOCK_BYTES`] stored bytes with its [`Batch`]. A helper thread reads
+    /// ahead: it cuts the blocks and reads each block's bytes into the page cache
+    /// (where they lie dense on disk: see [`Records::read_ahead`]), at most two
+    /// blocks ahead of the one `f` has, and a block is gathered once the helper is
+    /// through with it. So the disk sees one sequential reader, as for `cat`, and
+    /// starts reading once the first block is cut, not after a pass over every
+    /// index. The chunks are unmapped between blocks once the maps exceed 1 GiB.
+    /// The first error (of the gather or of `f`) ends it.
+    pub fn gather_blocks<E: From<Error>>(
+        &self,
+        indices: &[u64],
+        opts: &GatherOptions,
+        mut f: impl FnMut(&[u64], Batch) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let mut blocks = Blocks {
+            r: self,
+            idx: indices,
+            start: 0,
+        };
+        let Some(first) = blocks.next() else {
+            return Ok(());
+        };
+        let mut one = |block: &[u64], opts: &GatherOptions| -> std::result::Result<(), E> {
+            let batch = self.gather_with(block, opts)?;
+            f(block, batch)?;
+            if self.inner.chunks.mapped_len() > MAPPED_BUDGET {
+                self.release_maps();
+            }
+            Ok(())
+        };
+        if first.len() == indices.len() {
+            return one(first, opts);
+        }
+        std::thread::scope(|s| {
+            let (tx, rx) = crossbeam_channel::bounded::<&[u64]>(READ_AHEAD_BLOCKS);
+            s.spawn(move || {
+                for block in std::iter::once(first).chain(blocks) {
+                    self.read_ahead(block);
+                    // The consumer gone (an error): stop.
+                    if tx.send(block).is_err() {
+                        return;
+                    }
+                }
+            });
+            // The helper has read what a prefetch would.
+            let opts = GatherOptions {
+                prefetch: false,
+                ..*opts
+            };
+            for block in rx {
+                one(block, &opts)?;
+            }
+            Ok(())
+        })
     }
 
     /// The records at `indices`, in request order (duplicates allowed).
@@ -936,5 +1006,35 @@ impl Records {
     /// The path of the table file named in errors.
     pub fn table_path(&self) -> &Path {
         &self.inner.table_path
+    }
+}
+
+/// `indices` cut into the blocks of [`Records::gather_blocks`], one at a time.
+struct Blocks<'a> {
+    r: &'a Records,
+    idx: &'a [u64],
+    start: usize,
+}
+
+impl<'a> Iterator for Blocks<'a> {
+    type Item = &'a [u64];
+
+    fn next(&mut self) -> Option<&'a [u64]> {
+        let rest = &self.idx[self.start..];
+        if rest.is_empty() {
+            return None;
+        }
+        let mut bytes = 0u64;
+        let mut k = 0;
+        for &i in rest.iter().take(GATHER_BLOCK) {
+            let len = self.r.entry(i).map(|e| e.length as u64).unwrap_or(0);
+            if k > 0 && bytes + len > GATHER_BLOCK_BYTES {
+                break;
+            }
+            bytes += len;
+            k += 1;
+        }
+        self.start += k;
+        Some(&rest[..k])
     }
 }

@@ -27,6 +27,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use crate::error::{Error, IoContext, Result};
 use crate::records::chunks::{lock_dataset, write_atomic, ChunkAppender, ChunkLimits};
@@ -72,8 +73,10 @@ impl Default for DatasetOptions {
 
 /// The largest number of writer slots.
 pub const MAX_WRITERS: usize = 4;
-/// Pending record bytes handed to the slots at once.
+/// Pending record bytes handed to the slots at once…
 const FLUSH_BYTES: usize = 32 << 20;
+/// …after a first flush of this many, doubling.
+const FIRST_FLUSH_BYTES: usize = 2 << 20;
 /// A commit is made when this many entry changes below the committed length wait
 /// (they travel in `meta.json`).
 const REDO_LIMIT: usize = 16384;
@@ -103,8 +106,9 @@ pub struct RecordWriter {
     pub(super) crc: File,
     /// Entries the table files have room for.
     pub(super) table_cap: u64,
+    /// The writer slots; empty while a flush runs (`in_flight` has them).
     pub(super) slots: Vec<ChunkAppender>,
-    pub(super) next_id: AtomicU32,
+    pub(super) next_id: Arc<AtomicU32>,
     /// Unfull chunks no slot is appending to.
     pub(super) idle_unfull: Vec<Unfull>,
     len: u64,
@@ -113,6 +117,13 @@ pub struct RecordWriter {
     overrides: BTreeMap<u64, (Entry, u32)>,
     buf: Vec<u8>,
     items: Vec<Item>,
+    /// The records handed to the slots by the last `flush_data`, being written on
+    /// a thread of their own while the caller fills `buf` again.
+    in_flight: Option<std::thread::JoinHandle<Flushed>>,
+    /// The buffer of the last landed flush, for the next one.
+    spare: Vec<u8>,
+    /// Bytes buffered before the next flush: growing to `FLUSH_BYTES`.
+    flush_at: usize,
     uncommitted_bytes: u64,
     commit_bytes: u64,
     summary: WriteSummary,
@@ -264,7 +275,7 @@ impl RecordWriter {
             slots: (0..writers)
                 .map(|_| ChunkAppender::new(paths.clone(), limits, meta.compress))
                 .collect(),
-            next_id: AtomicU32::new(meta.chunks.num),
+            next_id: Arc::new(AtomicU32::new(meta.chunks.num)),
             idle_unfull: Vec::new(),
             len: meta.length,
             tail_start: meta.length,
@@ -272,6 +283,9 @@ impl RecordWriter {
             overrides: BTreeMap::new(),
             buf: Vec::new(),
             items: Vec::new(),
+            in_flight: None,
+            spare: Vec::new(),
+            flush_at: FIRST_FLUSH_BYTES,
             uncommitted_bytes: 0,
             commit_bytes: DatasetOptions::default().commit_bytes,
             summary: WriteSummary {
@@ -476,7 +490,7 @@ impl RecordWriter {
         if i >= self.len {
             return Err(self.out_of_range(i));
         }
-        if let Err(e) = self.flush_data() {
+        if let Err(e) = self.flush_data().and_then(|()| self.land()) {
             return self.poison(e);
         }
         let last = self.len - 1;
@@ -507,7 +521,9 @@ impl RecordWriter {
         self.items.push(Item { target, start, len });
         self.uncommitted_bytes += len as u64;
         self.summary.bytes += len as u64;
-        if self.buf.len() >= FLUSH_BYTES {
+        if self.buf.len() >= self.flush_at {
+            // Small first flushes, so that the disk starts early.
+            self.flush_at = (self.flush_at * 2).min(FLUSH_BYTES);
             if let Err(e) = self.flush_data() {
                 return self.poison(e);
             }
@@ -549,62 +565,45 @@ impl RecordWriter {
         }
     }
 
-    /// Hand the buffered records to the writer slots.
+    /// Hand the buffered records to the writer slots, which write them on a thread
+    /// of their own while the caller goes on filling the buffer (its reading and
+    /// the slots' CRCs and writes overlap). The entries are set when the flush lands
+    /// (`land`): at the next flush, a delete, or a commit.
     fn flush_data(&mut self) -> Result<()> {
+        self.land()?;
         if self.items.is_empty() {
             return Ok(());
         }
         let items = std::mem::take(&mut self.items);
-        let buf = std::mem::take(&mut self.buf);
-        let total: usize = items.iter().map(|it| it.len).sum();
-        let n = if total < (1 << 20) {
-            1
-        } else {
-            self.slots.len()
-        };
-        // Contiguous shares of about equal bytes, one per slot.
-        let mut groups: Vec<&[Item]> = Vec::new();
-        let mut rest: &[Item] = &items;
-        for k in 0..n {
-            let want = total.div_ceil(n);
-            let mut take = 0;
-            let mut bytes = 0;
-            while take < rest.len() && (bytes < want || k == n - 1) {
-                bytes += rest[take].len;
-                take += 1;
+        let buf = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
+        let mut slots = std::mem::take(&mut self.slots);
+        let next_id = self.next_id.clone();
+        self.in_flight = Some(std::thread::spawn(move || {
+            let entries = write_shares(&mut slots, &items, &buf, &next_id);
+            Flushed {
+                slots,
+                items,
+                buf,
+                entries,
             }
-            let (g, r) = rest.split_at(take);
-            groups.push(g);
-            rest = r;
-        }
-        let next_id = &self.next_id;
-        let results: Vec<Result<Vec<(Entry, u32)>>> = if n == 1 {
-            vec![write_group(&mut self.slots[0], groups[0], &buf, next_id)]
-        } else {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = self
-                    .slots
-                    .iter_mut()
-                    .zip(&groups)
-                    .map(|(slot, g)| {
-                        let buf = &buf;
-                        s.spawn(move || write_group(slot, g, buf, next_id))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(Error::Interrupted)))
-                    .collect()
-            })
+        }));
+        Ok(())
+    }
+
+    /// Wait for the flush in flight and set the entries of its records.
+    fn land(&mut self) -> Result<()> {
+        let Some(h) = self.in_flight.take() else {
+            return Ok(());
         };
-        for (g, r) in groups.iter().zip(results) {
-            for (it, e) in g.iter().zip(r?) {
-                self.set(it.target, e);
-            }
-        }
-        let mut buf = buf;
+        // A panicked flush takes the slots with it: the error poisons the writer.
+        let f = h.join().map_err(|_| Error::Interrupted)?;
+        self.slots = f.slots;
+        let mut buf = f.buf;
         buf.clear();
-        self.buf = buf;
+        self.spare = buf;
+        for (it, e) in f.items.iter().zip(f.entries?) {
+            self.set(it.target, e);
+        }
         Ok(())
     }
 
@@ -665,6 +664,7 @@ impl RecordWriter {
 
     fn commit_inner(&mut self) -> Result<()> {
         self.flush_data()?;
+        self.land()?;
         let mut created = false;
         for s in &mut self.slots {
             s.sync()?;
@@ -774,6 +774,70 @@ impl RecordWriter {
     pub fn summary(&self) -> WriteSummary {
         self.summary
     }
+}
+
+/// What a flush hands back when it lands (see `RecordWriter::flush_data`).
+struct Flushed {
+    slots: Vec<ChunkAppender>,
+    items: Vec<Item>,
+    buf: Vec<u8>,
+    /// The entries and CRCs of `items`, in order.
+    entries: Result<Vec<(Entry, u32)>>,
+}
+
+impl Drop for RecordWriter {
+    /// A flush still running finishes before the writer (and its lock) goes.
+    fn drop(&mut self) {
+        if let Some(h) = self.in_flight.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Write `items` (back to back in `buf`) through `slots`: contiguous shares of about
+/// equal bytes, one per slot, on threads of their own. Returns the entries and
+/// CRCs in item order.
+fn write_shares(
+    slots: &mut [ChunkAppender],
+    items: &[Item],
+    buf: &[u8],
+    next_id: &AtomicU32,
+) -> Result<Vec<(Entry, u32)>> {
+    let total: usize = items.iter().map(|it| it.len).sum();
+    let n = if total < (1 << 20) { 1 } else { slots.len() };
+    let mut groups: Vec<&[Item]> = Vec::new();
+    let mut rest: &[Item] = items;
+    for k in 0..n {
+        let want = total.div_ceil(n);
+        let mut take = 0;
+        let mut bytes = 0;
+        while take < rest.len() && (bytes < want || k == n - 1) {
+            bytes += rest[take].len;
+            take += 1;
+        }
+        let (g, r) = rest.split_at(take);
+        groups.push(g);
+        rest = r;
+    }
+    if n == 1 {
+        return write_group(&mut slots[0], groups[0], buf, next_id);
+    }
+    let results: Vec<Result<Vec<(Entry, u32)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = slots
+            .iter_mut()
+            .zip(&groups)
+            .map(|(slot, g)| s.spawn(move || write_group(slot, g, buf, next_id)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Interrupted)))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
 }
 
 fn write_group(
