@@ -188,6 +188,101 @@ fn quick_defrag_fills_holes_from_the_end() {
     assert_eq!(contents(&p), want);
 }
 
+/// Quick defrag goes through the files from the end in pages of the reverse
+/// address-ordered scan; files it moved earlier come up again in later pages and
+/// must be left where they went. Pages of 5 files (`--small-steps`) and the default
+/// pages must give the same places, the same moves and the same dry-run analysis.
+#[test]
+fn quick_defrag_in_pages_of_five_places_every_file_as_in_one_page() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    let a = holey(dir.path(), "a.barecat", 120, 6000, 40_000);
+    let b = dir.path().join("b.barecat");
+    copy_archive(&a, &b);
+    let dry = |p: &Path| {
+        let o = defrag(&["--dry-run"], p);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        stdout(&o).replace(&p.display().to_string(), "ARCHIVE")
+    };
+    assert_eq!(dry(&a), dry(&b));
+    let want = contents(&a);
+    let oa = defrag(&["--quick", "--json"], &a);
+    let ob = defrag(&["--quick", "--json", "--small-steps"], &b);
+    assert_eq!(code(&oa), 0, "{}", stderr(&oa));
+    assert_eq!(code(&ob), 0, "{}", stderr(&ob));
+    let ja: serde_json::Value = serde_json::from_str(&stdout(&oa)).unwrap();
+    let jb: serde_json::Value = serde_json::from_str(&stdout(&ob)).unwrap();
+    assert!(ja["moved_files"].as_u64().unwrap() > 0, "{ja}");
+    for k in [
+        "moved_files",
+        "moved_bytes",
+        "freed_bytes",
+        "physical_after",
+    ] {
+        assert_eq!(ja[k], jb[k], "{k}: {ja} vs {jb}");
+    }
+    assert_eq!(placement(&a), placement(&b));
+    assert_eq!(contents(&b), want);
+    let (c, v) = verify_json(&b, false);
+    assert_eq!(c, 0, "{v:#}");
+}
+
+/// The case the paged scan must get right: the five files after the big hole go
+/// into it (one page of `--small-steps`), the next page meets them again at their
+/// new places, where they must be passed over (not taken for files that cannot
+/// move, which would stop the shard), so that `z` still goes into the 1-byte hole.
+#[test]
+fn quick_defrag_passes_over_files_it_moved_when_it_meets_them_again() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    for steps in [
+        &["--quick", "--json"][..],
+        &["--quick", "--json", "--small-steps"][..],
+    ] {
+        let p = dir.path().join("m.barecat");
+        let _ = Layout::remove(&p);
+        let mut files: Vec<(String, Vec<u8>)> = vec![
+            ("a".into(), vec![b'a'; 1]),
+            ("h1".into(), vec![b'h'; 1]),
+            ("z".into(), vec![b'z'; 1]),
+            ("h2".into(), vec![b'H'; 10]),
+        ];
+        for i in 1..=5 {
+            files.push((format!("p{i}"), vec![b'0' + i as u8; 2]));
+        }
+        build(&p, None, &files);
+        let mut w = open_append(&p);
+        w.remove_file("h1").unwrap();
+        w.remove_file("h2").unwrap();
+        w.finish().unwrap();
+        let o = defrag(steps, &p);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(j["moved_files"], 6, "{steps:?}: {j}");
+        let got: Vec<(String, u64)> = placement(&p)
+            .into_iter()
+            .map(|(path, _, o, _)| (path, o))
+            .collect();
+        let want: Vec<(String, u64)> = [
+            ("a", 0),
+            ("z", 1),
+            ("p5", 3),
+            ("p4", 5),
+            ("p3", 7),
+            ("p2", 9),
+            ("p1", 11),
+        ]
+        .iter()
+        .map(|(p, o)| (p.to_string(), *o))
+        .collect();
+        assert_eq!(got, want, "{steps:?}");
+        assert_eq!(physical(&p), 13);
+        for (name, data) in files.iter().filter(|f| !f.0.starts_with('h')) {
+            assert_eq!(&Archive::open(&p).unwrap().read(name).unwrap(), data);
+        }
+    }
+}
+
 #[test]
 fn quick_defrag_with_no_time_only_cuts_trailing_bytes() {
     let dir = tempfile::tempdir().unwrap();

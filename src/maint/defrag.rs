@@ -9,7 +9,10 @@
 //!   place, so the rows after the page are untouched. Memory is flat in the number
 //!   of files.
 //! * **Quick** compaction, for cron, moves files from the end into earlier holes
-//!   that fit them, for at most a time budget, then truncates what it freed.
+//!   that fit them, for at most a time budget, then truncates what it freed. It
+//!   finds the holes in one address-ordered scan and goes through the files from
+//!   the end in pages of the reverse scan: its memory is the holes (40 bytes
+//!   each), not the files.
 //!
 //! # Crash safety
 //!
@@ -236,7 +239,7 @@ fn each_extent_page(
 ) -> Result<()> {
     let mut after = None;
     loop {
-        let page = extents_page(i, after, window)?;
+        let page = extents_page(i, after, window, Direction::Up)?;
         let full = page.len() == window;
         after = page.last().map(Ext::key);
         if !page.is_empty() {
@@ -252,17 +255,33 @@ fn each_extent_page(
 /// page of places and targets at a time (48 bytes a file).
 const WINDOW: usize = 65536;
 
+/// Which way a page of the address-ordered scan goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Up,
+    Down,
+}
+
 /// Up to `limit` file rows in address order after the key `after` (shard, offset,
-/// rowid), with strict checks (see `load_extents`).
-fn extents_page(i: &Index, after: Option<(u64, u64, i64)>, limit: usize) -> Result<Vec<Ext>> {
+/// rowid), or in reverse address order before it, with strict checks (see
+/// `load_extents`).
+fn extents_page(
+    i: &Index,
+    after: Option<(u64, u64, i64)>,
+    limit: usize,
+    dir: Direction,
+) -> Result<Vec<Ext>> {
     let p = i.path();
-    // The first page has no lower bound, so that rows with a NULL place (which sort
+    // The first page has no bound, so that rows with a NULL place (which sort
     // first and compare with nothing) are seen and refused.
     const COLS: &str = "SELECT rowid, shard, offset, size, path FROM files";
-    const ORDER: &str = "ORDER BY shard, offset, rowid LIMIT ?1";
+    let (cmp, order) = match dir {
+        Direction::Up => (">", "ORDER BY shard, offset, rowid LIMIT ?1"),
+        Direction::Down => ("<", "ORDER BY shard DESC, offset DESC, rowid DESC LIMIT ?1"),
+    };
     let sql = match after {
-        Some(_) => format!("{COLS} WHERE (shard, offset, rowid) > (?2, ?3, ?4) {ORDER}"),
-        None => format!("{COLS} {ORDER}"),
+        Some(_) => format!("{COLS} WHERE (shard, offset, rowid) {cmp} (?2, ?3, ?4) {order}"),
+        None => format!("{COLS} {order}"),
     };
     let mut stmt = i
         .conn()
@@ -380,6 +399,7 @@ impl ExtentCheck {
 /// moves to a later place than where it is: when packing would put it later (only
 /// possible after a shard that holds more than the limit), it stays and packing
 /// goes on after it.
+#[cfg(test)]
 fn full_targets(exts: &[Ext], limit: u64) -> Vec<(u64, u64)> {
     full_targets_from(exts, limit, &mut (0, 0))
 }
@@ -430,25 +450,46 @@ fn logical_ends(
 pub fn analyze(path: &Path) -> Result<Analysis> {
     let archive = Archive::open(path)?;
     let layout = archive.layout().clone();
-    let (exts, limit) = archive.with_index(|i| Ok((load_extents(i)?, i.shard_size_limit()?)))?;
-    let shards = check_extents(&layout, &exts)?;
+    // Page by page in address order (memory flat in the number of files, but for
+    // the hole sizes the report lists).
+    let mut check = ExtentCheck::new(&layout)?;
+    let nshards = check.shards.len();
     let mut scan = SpaceScanner::new(
-        shards
+        check
+            .shards
             .iter()
             .enumerate()
             .map(|(n, (_, len, link))| (n as u64, *len, *link)),
     )
     .collect_holes();
-    for e in &exts {
-        scan.push(e.shard, e.offset, e.size);
-    }
+    let mut ends = vec![0u64; nshards];
+    let mut last: Option<u64> = None;
+    archive.with_index(|i| {
+        let limit = i.shard_size_limit()?;
+        let mut at = (0, 0);
+        each_extent_page(i, WINDOW, |page| {
+            for e in &page {
+                check.check(&layout, e)?;
+                scan.push(e.shard, e.offset, e.size);
+            }
+            let targets = full_targets_from(&page, limit, &mut at);
+            let (e, l) = logical_ends(
+                targets.iter().zip(&page).map(|(t, e)| (t.0, t.1, e.size)),
+                nshards,
+            );
+            if e.len() > ends.len() {
+                ends.resize(e.len(), 0);
+            }
+            for (a, b) in ends.iter_mut().zip(&e) {
+                *a = (*a).max(*b);
+            }
+            last = last.max(l);
+            Ok(())
+        })
+    })?;
+    let shards = check.shards;
     let (per_shard, summary, mut hole_sizes) = scan.finish();
     hole_sizes.sort_unstable();
-    let targets = full_targets(&exts, limit);
-    let (ends, last) = logical_ends(
-        targets.iter().zip(&exts).map(|(t, e)| (t.0, t.1, e.size)),
-        shards.len(),
-    );
     let kept = last.map_or(1, |l| l + 1).min(shards.len().max(1) as u64);
     Ok(Analysis {
         summary,
@@ -470,31 +511,25 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     let layout = writer.layout().clone();
     let limit = writer.shard_size_limit();
     let index = writer.index();
-    // A full compaction goes through the files page by page in address order (its
-    // plan is sequential); a quick one needs every place and hole at once.
-    let mut quick_exts = None;
+    // Both modes go through the files page by page in address order (memory flat
+    // in the number of files): first to check them (and for a quick one, to find
+    // the holes), then to move them.
     let window = opts.tuning.window_files.max(1);
-    let (shards, live) = match opts.mode {
-        DefragMode::Full => {
-            let mut check = ExtentCheck::new(&layout)?;
-            let mut live = 0u64;
-            each_extent_page(index, window, |page| {
-                for e in &page {
-                    check.check(&layout, e)?;
-                    live += e.size;
-                }
-                Ok(())
-            })?;
-            (check.shards, live)
+    let quick = matches!(opts.mode, DefragMode::Quick { .. });
+    let mut check = ExtentCheck::new(&layout)?;
+    let mut live = 0u64;
+    let mut holes = HoleFinder::default();
+    each_extent_page(index, window, |page| {
+        for e in &page {
+            check.check(&layout, e)?;
+            live += e.size;
+            if quick {
+                holes.push(e);
+            }
         }
-        DefragMode::Quick { .. } => {
-            let exts = load_extents(index)?;
-            let shards = check_extents(&layout, &exts)?;
-            let live = exts.iter().map(|e| e.size).sum();
-            quick_exts = Some(exts);
-            (shards, live)
-        }
-    };
+        Ok(())
+    })?;
+    let shards = check.shards;
     let physical: u64 = shards.iter().map(|s| s.1).sum();
     let mut report = DefragReport {
         physical_before: physical,
@@ -535,19 +570,31 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     );
     // Where the files are in the end: the logical end of each shard and the last
     // shard in use.
-    let (ends, last) = match (opts.mode, quick_exts) {
-        (DefragMode::Quick { time_limit }, Some(mut exts)) => {
-            let deadline = Instant::now() + time_limit;
-            report.out_of_time = mover.quick(&mut exts, deadline)?;
-            logical_ends(
-                exts.iter().map(|e| (e.shard, e.offset, e.size)),
-                shards.len(),
-            )
+    let mut ends = vec![0u64; shards.len()];
+    let mut last: Option<u64> = None;
+    let mut reach = |page: &[Ext]| {
+        let (e, l) = logical_ends(page.iter().map(|e| (e.shard, e.offset, e.size)), ends.len());
+        if e.len() > ends.len() {
+            ends.resize(e.len(), 0);
         }
-        _ => {
+        for (a, b) in ends.iter_mut().zip(&e) {
+            *a = (*a).max(*b);
+        }
+        last = last.max(l);
+    };
+    match opts.mode {
+        DefragMode::Quick { time_limit } => {
+            let deadline = Instant::now() + time_limit;
+            report.out_of_time = mover.quick(index, window, holes.holes, deadline)?;
+            mover.flush()?;
+            // Where the files are now, from the committed rows.
+            each_extent_page(index, window, |page| {
+                reach(&page);
+                Ok(())
+            })?;
+        }
+        DefragMode::Full => {
             progress.set_total(live);
-            let mut ends = vec![0u64; shards.len()];
-            let mut last: Option<u64> = None;
             let mut at = (0, 0);
             // The rows after a page are untouched by its moves: a file only ever
             // moves to an earlier place.
@@ -555,22 +602,11 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
                 let targets = full_targets_from(&page, limit, &mut at);
                 mover.full(&mut page, &targets)?;
                 mover.flush()?;
-                let (e, l) = logical_ends(
-                    page.iter().map(|e| (e.shard, e.offset, e.size)),
-                    shards.len(),
-                );
-                if e.len() > ends.len() {
-                    ends.resize(e.len(), 0);
-                }
-                for (a, b) in ends.iter_mut().zip(&e) {
-                    *a = (*a).max(*b);
-                }
-                last = last.max(l);
+                reach(&page);
                 Ok(())
             })?;
-            (ends, last)
         }
-    };
+    }
     mover.flush()?;
     report.moved_files = mover.moved_files;
     report.moved_bytes = mover.moved_bytes;
@@ -945,45 +981,70 @@ impl<'a> Mover<'a> {
 
     // ------------------------------------------------------------------ quick
 
-    /// Returns true when the time ran out before the work was done.
-    fn quick(&mut self, exts: &mut [Ext], deadline: Instant) -> Result<bool> {
-        let mut holes = holes(exts);
+    /// Move files from the end into the leftmost earlier hole that fits them,
+    /// going through the files page by page in reverse address order (`window` at
+    /// a time), until no file fits anywhere earlier or the time runs out. Memory:
+    /// the holes (40 bytes each) and one page. Returns true when the time ran out.
+    fn quick(
+        &mut self,
+        index: &Index,
+        window: usize,
+        mut holes: Vec<Hole>,
+        deadline: Instant,
+    ) -> Result<bool> {
         let mut tree = MaxTree::new(holes.iter().map(|h| h.len));
+        // Where each hole began: files found between that and the hole's start now
+        // were put there by this run (committed, the scan meets them again).
+        let began: Vec<(u64, u64)> = holes.iter().map(|h| (h.shard, h.start)).collect();
         let mut stuck_shard = None;
-        for i in (0..exts.len()).rev() {
-            if Instant::now() >= deadline {
-                return Ok(true);
-            }
-            let e = exts[i];
-            if stuck_shard == Some(e.shard) {
-                continue;
-            }
-            if e.size == 0 {
-                // Empty files hold no bytes, but they count in the logical end.
-                if e.at() != (0, 0) {
-                    self.add_move(&mut exts[i], (0, 0));
+        let mut before = None;
+        loop {
+            let page = extents_page(index, before, window, Direction::Down)?;
+            let full = page.len() == window;
+            before = page.last().map(Ext::key);
+            for mut e in page {
+                if Instant::now() >= deadline {
+                    return Ok(true);
                 }
-                continue;
-            }
-            let before = holes.partition_point(|h| (h.shard, h.start) < e.at());
-            if before == 0 {
-                break;
-            }
-            match tree.leftmost(before, e.size) {
-                Some(k) => {
-                    let to = (holes[k].shard, holes[k].start);
-                    holes[k].start += e.size;
-                    holes[k].len -= e.size;
-                    tree.set(k, holes[k].len);
-                    self.add_move(&mut exts[i], to);
+                if stuck_shard == Some(e.shard) {
+                    continue;
                 }
-                None => stuck_shard = Some(e.shard),
+                let k = began.partition_point(|b| *b <= e.at());
+                if k > 0 && holes[k - 1].shard == e.shard && e.offset < holes[k - 1].start {
+                    continue;
+                }
+                if e.size == 0 {
+                    // Empty files hold no bytes, but they count in the logical end.
+                    if e.at() != (0, 0) {
+                        self.add_move(&mut e, (0, 0));
+                    }
+                    continue;
+                }
+                let fits_before = holes.partition_point(|h| (h.shard, h.start) < e.at());
+                if fits_before == 0 {
+                    return Ok(false);
+                }
+                match tree.leftmost(fits_before, e.size) {
+                    Some(k) => {
+                        let to = (holes[k].shard, holes[k].start);
+                        holes[k].start += e.size;
+                        holes[k].len -= e.size;
+                        tree.set(k, holes[k].len);
+                        self.add_move(&mut e, to);
+                    }
+                    None => stuck_shard = Some(e.shard),
+                }
+                if self.batch_due() {
+                    self.flush()?;
+                }
             }
-            if self.batch_due() {
-                self.flush()?;
+            // One commit per page at least, as for a full compaction: the next
+            // pages meet the files moved here at their new places.
+            self.flush()?;
+            if !full {
+                return Ok(false);
             }
         }
-        Ok(false)
     }
 }
 
@@ -995,24 +1056,41 @@ struct Hole {
     len: u64,
 }
 
+#[cfg(test)]
 fn holes(exts: &[Ext]) -> Vec<Hole> {
-    let mut out = Vec::new();
-    let mut cur: Option<(u64, u64)> = None; // shard, covered end
-    for e in exts.iter().filter(|e| e.size > 0) {
-        let covered = match cur {
+    let mut f = HoleFinder::default();
+    for e in exts {
+        f.push(e);
+    }
+    f.holes
+}
+
+/// The holes before and between the files, fed in address order.
+#[derive(Default)]
+struct HoleFinder {
+    /// Shard and covered end of the files so far.
+    cur: Option<(u64, u64)>,
+    holes: Vec<Hole>,
+}
+
+impl HoleFinder {
+    fn push(&mut self, e: &Ext) {
+        if e.size == 0 {
+            return;
+        }
+        let covered = match self.cur {
             Some((s, end)) if s == e.shard => end,
             _ => 0,
         };
         if e.offset > covered {
-            out.push(Hole {
+            self.holes.push(Hole {
                 shard: e.shard,
                 start: covered,
                 len: e.offset - covered,
             });
         }
-        cur = Some((e.shard, covered.max(e.end())));
+        self.cur = Some((e.shard, covered.max(e.end())));
     }
-    out
 }
 
 /// A segment tree of maxima: the leftmost element of a prefix that is at least `x`.

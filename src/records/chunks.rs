@@ -215,6 +215,48 @@ impl MapCache {
             .sum()
     }
 
+    /// Read the bytes of `entries` into the page cache, as runs of nearby bytes
+    /// (closer than `gap`) in address order, where they lie dense enough for that
+    /// to pay (at least `density` entries per run; a scattered request would read
+    /// whole spans it does not need); return at once otherwise. See `will_need`.
+    pub fn read_ahead(&self, entries: &[Entry], gap: u64, density: usize) {
+        // First, without sorting: a request whose bytes are far fewer than the
+        // spans they lie in (a random one) is left alone at once.
+        let mut reach: std::collections::HashMap<u32, (u64, u64)> = Default::default();
+        let mut wanted = 0u64;
+        for e in entries {
+            if let (true, Some(end)) = (e.length > 0, e.end()) {
+                wanted += e.length as u64;
+                let r = reach.entry(e.chunk).or_insert((e.offset, end));
+                r.0 = r.0.min(e.offset);
+                r.1 = r.1.max(end);
+            }
+        }
+        let span: u64 = reach.values().map(|(s, e)| e - s).sum();
+        if wanted == 0 || span / 4 > wanted {
+            return;
+        }
+        let mut spans: Vec<(u32, u64, u64)> = entries
+            .iter()
+            .filter(|e| e.length > 0)
+            .filter_map(|e| Some((e.chunk, e.offset, e.end()?)))
+            .collect();
+        spans.sort_unstable();
+        let mut runs: Vec<(u32, u64, u64)> = Vec::new();
+        for (c, s, e) in spans {
+            match runs.last_mut() {
+                Some((rc, _, re)) if *rc == c && s <= *re + gap => *re = (*re).max(e),
+                _ => runs.push((c, s, e)),
+            }
+        }
+        if runs.is_empty() || runs.len() * density > entries.len() {
+            return;
+        }
+        for (c, s, e) in runs {
+            self.will_need(c, s, e);
+        }
+    }
+
     /// Bring bytes `start..end` of chunk `id` into the page cache by reading them
     /// (sequential `pread`s into a scratch buffer, so that the kernel's read-ahead
     /// keeps the device busy as for `cat`), for a caller that reads ahead on a
@@ -744,7 +786,11 @@ impl ChunkAppender {
         if self.stage.is_empty() {
             c.stage_at = c.pos;
         }
-        if bytes.len() >= STAGE {
+        if self.stage.is_empty() && c.direct.is_some() {
+            // The direct-I/O stage gathers the bytes (and the padding) itself.
+            c.write_at(bytes, start)?;
+            c.stage_at = end;
+        } else if bytes.len() >= STAGE {
             // Large records go straight to the file.
             self.stage.resize(pad, 0);
             c.write_at(&self.stage, c.stage_at)?;

@@ -318,44 +318,14 @@ impl Records {
     /// range and unreadable chunks are left to the gather to report.
     pub fn read_ahead(&self, indices: &[u64]) {
         let len = self.len();
-        // First, without sorting: a request whose bytes are far fewer than the
-        // spans they lie in (a random one) is left alone at once.
-        let mut reach: HashMap<u32, (u64, u64)> = HashMap::new();
-        let mut wanted = 0u64;
-        for &i in indices.iter().filter(|&&i| i < len) {
-            let e = self.entry_unchecked(i);
-            if let (true, Some(end)) = (e.length > 0, e.end()) {
-                wanted += e.length as u64;
-                let r = reach.entry(e.chunk).or_insert((e.offset, end));
-                r.0 = r.0.min(e.offset);
-                r.1 = r.1.max(end);
-            }
-        }
-        let span: u64 = reach.values().map(|(s, e)| e - s).sum();
-        if wanted == 0 || span / 4 > wanted {
-            return;
-        }
-        let mut spans: Vec<(u32, u64, u64)> = indices
+        let entries: Vec<Entry> = indices
             .iter()
             .filter(|&&i| i < len)
             .map(|&i| self.entry_unchecked(i))
-            .filter(|e| e.length > 0)
-            .filter_map(|e| Some((e.chunk, e.offset, e.end()?)))
             .collect();
-        spans.sort_unstable();
-        let mut runs: Vec<(u32, u64, u64)> = Vec::new();
-        for (c, s, e) in spans {
-            match runs.last_mut() {
-                Some((rc, _, re)) if *rc == c && s <= *re + RUN_GAP as u64 => *re = (*re).max(e),
-                _ => runs.push((c, s, e)),
-            }
-        }
-        if runs.is_empty() || runs.len() * PREFETCH_DENSITY > indices.len() {
-            return;
-        }
-        for (c, s, e) in runs {
-            self.inner.chunks.will_need(c, s, e);
-        }
+        self.inner
+            .chunks
+            .read_ahead(&entries, RUN_GAP as u64, PREFETCH_DENSITY);
     }
 
     /// Gather `indices` block by block, in request order, in bounded memory whatever

@@ -108,31 +108,44 @@ impl RecordWriter {
             align: self.meta.dtype.size() as u64,
         };
         let maps = MapCache::new(ChunkNames::Dataset(self.paths.clone()));
-        // The records are read in table order, which after deletions (the last
-        // record moves into each hole) jumps about the chunks: ask the kernel to read
-        // the chunks ahead, front to back, when they fit in half the free memory.
-        if used <= available_memory() / 2 {
-            for id in 0..old_num {
-                if let Ok(f) = std::fs::File::open(self.paths.chunk(id)) {
-                    let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::WillNeed);
-                }
-            }
-        }
         let mut app = ChunkAppender::new(self.paths.clone(), limits, self.meta.compress);
         let mut crcs = vec![0u8; entries.len() * 4];
         self.crc.read_exact_at(&mut crcs, 0).at(self.paths.crc())?;
         let mut fresh = Vec::with_capacity(entries.len());
-        for (i, e) in entries.iter().enumerate() {
-            if e.length == 0 {
-                fresh.push(Entry::default());
-                continue;
+        // The records are read in table order, which after deletions (the last
+        // record moves into each hole) jumps about the chunks, and through the tail
+        // backwards. A helper thread reads the bytes of each window of entries into
+        // the page cache as sequential runs, at most two windows ahead of the copy.
+        std::thread::scope(|s| -> Result<()> {
+            let (tx, rx) = crossbeam_channel::bounded::<()>(2);
+            let maps = &maps;
+            let windows = entries.chunks(WINDOW);
+            s.spawn(move || {
+                for w in windows {
+                    maps.read_ahead(w, 64 << 10, 8);
+                    if tx.send(()).is_err() {
+                        return;
+                    }
+                }
+            });
+            for (k, w) in entries.chunks(WINDOW).enumerate() {
+                let _ = rx.recv();
+                for (j, e) in w.iter().enumerate() {
+                    let i = k * WINDOW + j;
+                    if e.length == 0 {
+                        fresh.push(Entry::default());
+                        continue;
+                    }
+                    let (map, start, len) = maps.slice(e)?;
+                    let crc = u32::from_le_bytes(crcs[i * 4..i * 4 + 4].try_into().expect("4"));
+                    let (ne, _) =
+                        app.write_stored(&map[start..start + len], Some(crc), &self.next_id)?;
+                    fresh.push(ne);
+                    progress.add(1, len as u64);
+                }
             }
-            let (map, start, len) = maps.slice(e)?;
-            let crc = u32::from_le_bytes(crcs[i * 4..i * 4 + 4].try_into().expect("4"));
-            let (ne, _) = app.write_stored(&map[start..start + len], Some(crc), &self.next_id)?;
-            fresh.push(ne);
-            progress.add(1, len as u64);
-        }
+            Ok(())
+        })?;
         app.trim()?;
         app.sync()?;
         drop(maps);
@@ -166,14 +179,7 @@ impl RecordWriter {
             .filter(|id| self.paths.chunk(*id).exists())
             .collect();
         write_atomic(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
-        for id in &meta.retire {
-            let p = self.paths.chunk(*id);
-            match std::fs::remove_file(&p) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(crate::Error::io(&p, e)),
-            }
-        }
+        super::writer::remove_chunks(&self.paths, &meta.retire)?;
         sync_dir(&self.paths.chunk(0))?;
         meta.retire.clear();
         write_atomic(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
@@ -201,14 +207,5 @@ impl RecordWriter {
     }
 }
 
-/// MemAvailable of /proc/meminfo in bytes (0 when unknown).
-fn available_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("MemAvailable:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
-}
+/// Entries a rebalance reads ahead at a time.
+const WINDOW: usize = 65536;

@@ -326,14 +326,7 @@ impl RecordWriter {
             changed = true;
         }
         if !self.meta.retire.is_empty() {
-            for id in std::mem::take(&mut self.meta.retire) {
-                let p = self.paths.chunk(id);
-                match std::fs::remove_file(&p) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(Error::io(&p, e)),
-                }
-            }
+            remove_chunks(&self.paths, &std::mem::take(&mut self.meta.retire))?;
             changed = true;
         }
         // Chunks at or past `num` were started by a writer killed before its commit.
@@ -774,6 +767,19 @@ impl RecordWriter {
     pub fn summary(&self) -> WriteSummary {
         self.summary
     }
+}
+
+/// Remove the chunk files `ids` (those already gone are fine).
+pub(super) fn remove_chunks(paths: &DatasetPaths, ids: &[u32]) -> Result<()> {
+    for &id in ids {
+        let p = paths.chunk(id);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&p, e)),
+        }
+    }
+    Ok(())
 }
 
 /// What a flush hands back when it lands (see `RecordWriter::flush_data`).
