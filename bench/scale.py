@@ -180,6 +180,8 @@ def commands():
          {"python merge": f"{PY} merge -f -o {{O}}.barecat {{A}}"}),
         ("merge-symlink", "index", f"{B} merge-symlink -q -f -o {{O}}.barecat {{A}}", {}),
         ("defrag", "copy", f"{B} defrag -q {{C}}", {"python defrag": f"{PY} defrag {{C}}"}),
+        ("defrag --quick", "copy", f"{B} defrag -q --quick {{C}}", {}),
+        ("defrag --dry-run", "copy", f"{B} defrag --dry-run {{C}}", {}),
     ]
 
 

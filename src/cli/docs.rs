@@ -20,8 +20,8 @@ the exit status is 1 at the end); 2 for a usage error (unknown option, missing a
 invalid combination).";
 
 /// The environment paragraph every page carries.
-const ENVIRONMENT: &str = "BARECAT_DIRECT_IO=0 makes commands that write shards do so through \
-the page cache. By default they append whole blocks with direct I/O (O_DIRECT) where \
+const ENVIRONMENT: &str = "BARECAT_DIRECT_IO=0 makes commands that write shards or record \
+chunks do so through the page cache. By default they append whole blocks with direct I/O (O_DIRECT) where \
 the file system reports its alignment (statx STATX_DIOALIGN, Linux 6.1 and later): \
 large conversions then cost about one copy of the data instead of two, and do not \
 fill the page cache with bytes that were just written.

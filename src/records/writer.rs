@@ -7,7 +7,10 @@
 //!   that a writer waits for.
 //! * 1 to 4 writer slots, each bound to its own chunk, as the seed designs: records
 //!   are buffered, and a flush hands each slot a contiguous share of them to
-//!   compress, checksum and append to its chunk on a thread of its own.
+//!   compress, checksum and append to its chunk on a thread of its own, while the
+//!   caller fills a second buffer (the flush's entries are set when it lands: at
+//!   the next flush, a delete or a commit). Chunks are appended with direct I/O
+//!   where the file system has it ([`crate::direct`]), past the page cache.
 //! * Chunks are append-only; modify appends the new bytes and repoints the entry;
 //!   delete moves the last entry into the hole (indices are not stable under delete).
 //!

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::format::{page_range, parse, PageMap, Rejection, RejectionKind};
+use super::format::{check_fresh, page_range, parse_each_page, Outline, Rejection, RejectionKind};
 use super::raw::RawFile;
 use crate::error::{Error, IoContext, Result, SqlContext};
 use crate::index::Index;
@@ -56,23 +56,42 @@ impl CheckReport {
     }
 }
 
-/// Compare every page of `map` with the index file (freshness first, from page 1).
-fn compare(map: &PageMap, index: &RawFile<'_>, index_path: &Path) -> Result<Result<(), Rejection>> {
-    let ps = map.page_size() as usize;
-    let mut buf = vec![0u8; ps];
-    let got = index.read_at(&mut buf, 0).at(index_path)?;
-    if let Err(r) = map.check_fresh(&buf[..got]) {
-        return Ok(Err(r));
-    }
-    for (pageno, page) in map.pages() {
-        let got = index
-            .read_at(&mut buf, page_range(pageno, map.page_size()).start)
-            .at(index_path)?;
-        if got != ps || buf != *page {
-            return Ok(Err(Rejection::PageDiffers { pageno }));
+/// Parse the sidecar `bytes` and compare every page with the index file as it comes
+/// ([`parse_each_page`]: the body is never held whole; freshness first, against the
+/// index's page 1). The outer `Err` is an error reading the index.
+fn parse_and_compare(
+    bytes: &[u8],
+    index_len: u64,
+    index: &RawFile<'_>,
+    index_path: &Path,
+) -> Result<(Option<Outline>, std::result::Result<(), Rejection>)> {
+    let mut failed: Option<Error> = None;
+    let mut buf = Vec::new();
+    let verdict = parse_each_page(bytes, index_len, |pageno, page| {
+        let ps = page.len();
+        buf.resize(ps, 0);
+        let mut read = |at: u64, buf: &mut [u8]| match index.read_at(buf, at) {
+            Ok(n) => Ok(n),
+            Err(e) => {
+                failed = Some(Error::io(index_path, e));
+                // Stops the parse; the I/O error is what is returned.
+                Err(Rejection::StalePage1)
+            }
+        };
+        if pageno == 1 {
+            let got = read(0, &mut buf)?;
+            check_fresh(ps as u32, page, &buf[..got])?;
         }
+        let got = read(page_range(pageno, ps as u32).start, &mut buf)?;
+        if got != ps || buf != page {
+            return Err(Rejection::PageDiffers { pageno });
+        }
+        Ok(())
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(verdict),
     }
-    Ok(Ok(()))
 }
 
 /// Check the sidecar of the archive at `archive` against its index. `Err` only
@@ -122,33 +141,26 @@ pub fn check(archive: &Path) -> Result<CheckReport> {
         Err(e) => return Err(Error::io(&sidecar, e)),
     };
     report.bytes = Some(bytes.len() as u64);
-    let parsed = parse(&bytes, index_bytes);
-    // The compressed file is not needed past the parse (the pages are decompressed).
     let file_bytes = bytes.len();
-    drop(bytes);
-    let verdict = match parsed {
-        Err(r) => Err(r),
-        Ok(map) => {
-            report.page_size = Some(map.page_size());
-            report.pages = Some(map.len() as u32);
-            conn.execute_batch("BEGIN").at(&index_path)?;
-            let r = conn
-                .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
-                .at(&index_path)
-                .and_then(|()| RawFile::of(conn).at(&index_path))
-                .and_then(|file| compare(&map, &file, &index_path));
-            let _ = conn.execute_batch("COMMIT");
-            let r = r?;
-            r.map(|()| map)
-        }
-    };
+    conn.execute_batch("BEGIN").at(&index_path)?;
+    let r = conn
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
+        .at(&index_path)
+        .and_then(|()| RawFile::of(conn).at(&index_path))
+        .and_then(|file| parse_and_compare(&bytes, index_bytes, &file, &index_path));
+    let _ = conn.execute_batch("COMMIT");
+    let (outline, verdict) = r?;
+    if let Some(o) = &outline {
+        report.page_size = Some(o.page_size);
+        report.pages = Some(o.table.len() as u32);
+    }
     match verdict {
-        Ok(map) => {
+        Ok(()) => {
             report.status = Status::Valid;
             report.message = format!(
                 "valid: {} pages of {} bytes, {} bytes ({:.2}% of the index)",
-                map.len(),
-                map.page_size(),
+                report.pages.unwrap_or(0),
+                report.page_size.unwrap_or(0),
                 file_bytes,
                 100.0 * file_bytes as f64 / index_bytes.max(1) as f64
             );

@@ -394,48 +394,78 @@ impl PageMap {
     /// transaction of a rollback-journal database, so an index changed since the
     /// sidecar was written (by Python barecat, by any SQLite client) fails here.
     pub fn check_fresh(&self, index_page1: &[u8]) -> Result<(), Rejection> {
-        if index_page1.len() < SQLITE_HEADER_LEN || !index_page1.starts_with(b"SQLite format 3\0") {
-            return Err(Rejection::BadIndexHeader {
-                len: index_page1.len(),
-            });
-        }
-        let index_ps = header_page_size(index_page1);
-        if index_ps != self.page_size {
-            return Err(Rejection::PageSizeMismatch {
-                sidecar: self.page_size,
-                index: index_ps,
-            });
-        }
-        let ours = self.page1();
-        let field = |at| (be32(ours, at), be32(index_page1, at));
-        match field(HDR_CHANGE_COUNTER) {
-            (sidecar, index) if sidecar != index => {
-                return Err(Rejection::StaleCounter { sidecar, index })
-            }
-            _ => {}
-        }
-        match field(HDR_DATABASE_PAGES) {
-            (sidecar, index) if sidecar != index => {
-                return Err(Rejection::StalePageCount { sidecar, index })
-            }
-            _ => {}
-        }
-        let n = index_page1.len().min(ours.len());
-        if ours[..n] != index_page1[..n] {
-            return Err(Rejection::StalePage1);
-        }
-        Ok(())
+        check_fresh(self.page_size, self.page1(), index_page1)
     }
+}
+
+/// [`PageMap::check_fresh`] of a sidecar whose page size is `page_size` and whose
+/// page 1 is `ours`.
+pub fn check_fresh(page_size: u32, ours: &[u8], index_page1: &[u8]) -> Result<(), Rejection> {
+    if index_page1.len() < SQLITE_HEADER_LEN || !index_page1.starts_with(b"SQLite format 3\0") {
+        return Err(Rejection::BadIndexHeader {
+            len: index_page1.len(),
+        });
+    }
+    let index_ps = header_page_size(index_page1);
+    if index_ps != page_size {
+        return Err(Rejection::PageSizeMismatch {
+            sidecar: page_size,
+            index: index_ps,
+        });
+    }
+    let field = |at| (be32(ours, at), be32(index_page1, at));
+    match field(HDR_CHANGE_COUNTER) {
+        (sidecar, index) if sidecar != index => {
+            return Err(Rejection::StaleCounter { sidecar, index })
+        }
+        _ => {}
+    }
+    match field(HDR_DATABASE_PAGES) {
+        (sidecar, index) if sidecar != index => {
+            return Err(Rejection::StalePageCount { sidecar, index })
+        }
+        _ => {}
+    }
+    let n = index_page1.len().min(ours.len());
+    if ours[..n] != index_page1[..n] {
+        return Err(Rejection::StalePage1);
+    }
+    Ok(())
 }
 
 /// Decompress the single zstd frame `frame` into at most `limit` bytes.
 ///
-/// The output grows as the decoder produces it (a frame that merely claims a huge
-/// size allocates nothing), and decoding stops one byte past the limit, or past
+/// The output is reserved at the size the frame declares (within the limit; pages
+/// not written cost nothing), else grows as the decoder produces it, and decoding
+/// stops one byte past the limit, or past
 /// the size the frame declares. The decoder's window is bounded too (a frame may
 /// ask for gigabytes): by the limit, but never below 8 MiB, the largest window zstd
 /// levels up to 19 use.
 fn decompress(frame: &[u8], limit: u64) -> Result<Vec<u8>, Rejection> {
+    let mut out = Vec::new();
+    // The declared size, exactly: a vector grown by doubling would hold up to twice
+    // that. (A hostile claim too large to reserve falls back to growing.)
+    if let Ok(Some(n)) = zstd_safe::get_frame_content_size(frame) {
+        if n <= limit {
+            let _ = out.try_reserve_exact(n as usize);
+        }
+    }
+    decode(frame, limit, |piece| {
+        out.extend_from_slice(piece);
+        true
+    })?;
+    Ok(out)
+}
+
+/// Decode the single zstd frame `frame` as [`decompress`] does (the same checks and
+/// rejections), handing the bytes to `sink` piece by piece as they come instead of
+/// keeping them; `sink` returns false to stop early. Returns the body's length
+/// (`None` when stopped).
+fn decode(
+    frame: &[u8],
+    limit: u64,
+    mut sink: impl FnMut(&[u8]) -> bool,
+) -> Result<Option<u64>, Rejection> {
     let zerr = |detail: String| Rejection::Zstd { detail };
     let frame_len = zstd_safe::find_frame_compressed_size(frame)
         .map_err(|c| zerr(zstd_safe::get_error_name(c).to_string()))?;
@@ -458,11 +488,21 @@ fn decompress(frame: &[u8], limit: u64) -> Result<Vec<u8>, Rejection> {
     ctx.set_parameter(zstd_safe::DParameter::WindowLogMax(window_log))
         .map_err(|c| zerr(zstd_safe::get_error_name(c).to_string()))?;
     let dec = zstd::stream::read::Decoder::with_context(frame, &mut ctx).single_frame();
-    let mut out = Vec::new();
-    dec.take(cap.saturating_add(1))
-        .read_to_end(&mut out)
-        .map_err(|e| zerr(e.to_string()))?;
-    let got = out.len() as u64;
+    let mut r = dec.take(cap.saturating_add(1));
+    let mut buf = vec![0u8; 128 << 10];
+    let mut got = 0u64;
+    loop {
+        let k = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(zerr(e.to_string())),
+        };
+        got += k as u64;
+        if !sink(&buf[..k]) {
+            return Ok(None);
+        }
+    }
     match declared {
         None if got > limit => Err(Rejection::TooLarge {
             claimed: None,
@@ -476,7 +516,7 @@ fn decompress(frame: &[u8], limit: u64) -> Result<Vec<u8>, Rejection> {
                 got.to_string()
             }
         ))),
-        _ => Ok(out),
+        _ => Ok(Some(got)),
     }
 }
 
@@ -492,6 +532,20 @@ fn decompress(frame: &[u8], limit: u64) -> Result<Vec<u8>, Rejection> {
 /// records). Freshness against the index is [`PageMap::check_fresh`]; [`load`]
 /// does both.
 pub fn parse(bytes: &[u8], index_len: u64) -> Result<PageMap, Rejection> {
+    let frame = frame_of(bytes)?;
+    let body = decompress(frame, max_body_len(index_len))?;
+    let (page_size, table) = table_of(&body, body.len() as u64)?;
+    let map = PageMap {
+        page_size,
+        body: body.into_boxed_slice(),
+        table: table.into_boxed_slice(),
+    };
+    page1_rules(page_size, map.page1(), &map.table)?;
+    Ok(map)
+}
+
+/// The frame of a sidecar, after the header's rules (length, magic, version).
+fn frame_of(bytes: &[u8]) -> Result<&[u8], Rejection> {
     if bytes.len() < HEADER_LEN {
         return Err(Rejection::Truncated { len: bytes.len() });
     }
@@ -506,21 +560,27 @@ pub fn parse(bytes: &[u8], index_len: u64) -> Result<PageMap, Rejection> {
     if version < FORMAT_VERSION {
         return Err(Rejection::OldVersion { version });
     }
-    let body = decompress(&bytes[HEADER_LEN..], max_body_len(index_len))?;
+    Ok(&bytes[HEADER_LEN..])
+}
+
+/// The page size and the page table of a body of `body_len` bytes that starts with
+/// `head` (at least its table, when the body holds one), after the rules of the
+/// page size and the table.
+fn table_of(head: &[u8], body_len: u64) -> Result<(u32, Vec<(u32, u32)>), Rejection> {
     let short = |needed: u64| Rejection::ShortBody {
-        len: body.len(),
+        len: body_len as usize,
         needed,
     };
-    if body.len() < 8 {
+    if body_len < 8 {
         return Err(short(8));
     }
-    let page_size = le32(&body, 0);
+    let page_size = le32(head, 0);
     if !page_size.is_power_of_two() || !(MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&page_size) {
         return Err(Rejection::BadPageSize { page_size });
     }
-    let n = le32(&body, 4);
+    let n = le32(head, 4);
     let table_end = 8 + 8 * n as u64;
-    if (body.len() as u64) < table_end {
+    if body_len < table_end {
         return Err(short(table_end));
     }
     let mut table = Vec::with_capacity(n as usize);
@@ -529,7 +589,7 @@ pub fn parse(bytes: &[u8], index_len: u64) -> Result<PageMap, Rejection> {
     let mut free_from = table_end;
     for i in 0..n {
         let at = 8 + 8 * i as usize;
-        let (pageno, offset) = (le32(&body, at), le32(&body, at + 4));
+        let (pageno, offset) = (le32(head, at), le32(head, at + 4));
         if pageno == 0 {
             return Err(Rejection::PageOutOfRange { pageno, pages: 0 });
         }
@@ -540,11 +600,11 @@ pub fn parse(bytes: &[u8], index_len: u64) -> Result<PageMap, Rejection> {
                 previous,
             });
         }
-        if (offset as u64) < table_end || offset as u64 + page_size as u64 > body.len() as u64 {
+        if (offset as u64) < table_end || offset as u64 + page_size as u64 > body_len {
             return Err(Rejection::OffsetOutOfBounds {
                 pageno,
                 offset,
-                body_len: body.len(),
+                body_len: body_len as usize,
             });
         }
         if (offset as u64) < free_from {
@@ -557,12 +617,12 @@ pub fn parse(bytes: &[u8], index_len: u64) -> Result<PageMap, Rejection> {
     if table.first().map(|&(p, _)| p) != Some(1) {
         return Err(Rejection::NoPage1);
     }
-    let map = PageMap {
-        page_size,
-        body: body.into_boxed_slice(),
-        table: table.into_boxed_slice(),
-    };
-    let p1 = map.page1();
+    Ok((page_size, table))
+}
+
+/// The rules of page 1 (`p1`), the first page of `table`: an SQLite header that
+/// declares the body's page size and a database that holds every page of the table.
+fn page1_rules(page_size: u32, p1: &[u8], table: &[(u32, u32)]) -> Result<(), Rejection> {
     if !p1.starts_with(b"SQLite format 3\0") {
         return Err(Rejection::Inconsistent {
             detail: "page 1 is not an SQLite header".into(),
@@ -576,8 +636,8 @@ pub fn parse(bytes: &[u8], index_len: u64) -> Result<PageMap, Rejection> {
             ),
         });
     }
-    let pages = map.database_pages();
-    if let Some(&(last, _)) = map.table.last() {
+    let pages = be32(p1, HDR_DATABASE_PAGES);
+    if let Some(&(last, _)) = table.last() {
         if pages != 0 && last > pages {
             return Err(Rejection::PageOutOfRange {
                 pageno: last,
@@ -585,7 +645,111 @@ pub fn parse(bytes: &[u8], index_len: u64) -> Result<PageMap, Rejection> {
             });
         }
     }
-    Ok(map)
+    Ok(())
+}
+
+/// The page size and the page table of a sidecar checked by [`parse_each_page`].
+#[derive(Debug, Clone)]
+pub struct Outline {
+    pub page_size: u32,
+    pub table: Vec<(u32, u32)>,
+}
+
+/// [`parse`] without holding the body: the same rules and rejections, in the same
+/// order, in memory for the page table and one page. The frame is decoded twice:
+/// once for the body's length and table (which the table's rules need), then again
+/// handing every page in order to `on_page` (page 1 first, once every rule of
+/// [`parse`] held); an error from `on_page` stops the decoding. Returns the outline
+/// when every rule of [`parse`] held (even if `on_page` then failed) and the
+/// verdict. For checking a sidecar against its index without holding it (`verify`).
+pub fn parse_each_page(
+    bytes: &[u8],
+    index_len: u64,
+    on_page: impl FnMut(u32, &[u8]) -> Result<(), Rejection>,
+) -> (Option<Outline>, Result<(), Rejection>) {
+    let mut parsed = false;
+    let r = each_page(bytes, index_len, &mut parsed, on_page);
+    match r {
+        Ok(o) => (Some(o), Ok(())),
+        Err((o, e)) => (o.filter(|_| parsed), Err(e)),
+    }
+}
+
+type PartialOutline = (Option<Outline>, Rejection);
+
+fn each_page(
+    bytes: &[u8],
+    index_len: u64,
+    parsed: &mut bool,
+    mut on_page: impl FnMut(u32, &[u8]) -> Result<(), Rejection>,
+) -> Result<Outline, PartialOutline> {
+    let no = |e: Rejection| (None, e);
+    let frame = frame_of(bytes).map_err(no)?;
+    let limit = max_body_len(index_len);
+    // First pass: the length, and the head of the body up to the end of its table.
+    let mut head = Vec::new();
+    let mut want = 8u64;
+    let body_len = decode(frame, limit, |piece| {
+        let mut piece = piece;
+        while (head.len() as u64) < want && !piece.is_empty() {
+            let k = ((want - head.len() as u64) as usize).min(piece.len());
+            head.extend_from_slice(&piece[..k]);
+            piece = &piece[k..];
+            if want == 8 && head.len() == 8 {
+                want = 8 + 8 * le32(&head, 4) as u64;
+            }
+        }
+        true
+    })
+    .map_err(no)?
+    .expect("the sink never stops");
+    let (page_size, table) = table_of(&head, body_len).map_err(no)?;
+    drop(head);
+    // Second pass: the pages, in body order (the table's offsets ascend).
+    let ps = page_size as usize;
+    let mut page = vec![0u8; ps];
+    let (mut next, mut pos, mut fill) = (0usize, 0u64, 0usize);
+    let mut stopped: Option<Rejection> = None;
+    decode(frame, limit, |mut piece| {
+        while !piece.is_empty() && next < table.len() {
+            let (pageno, offset) = table[next];
+            let start = offset as u64 + fill as u64;
+            if pos < start {
+                let skip = ((start - pos) as usize).min(piece.len());
+                piece = &piece[skip..];
+                pos += skip as u64;
+                continue;
+            }
+            let k = (ps - fill).min(piece.len());
+            page[fill..fill + k].copy_from_slice(&piece[..k]);
+            (fill, pos, piece) = (fill + k, pos + k as u64, &piece[k..]);
+            if fill < ps {
+                continue;
+            }
+            let verdict = if next == 0 {
+                page1_rules(page_size, &page, &table)
+            } else {
+                Ok(())
+            }
+            .and_then(|()| {
+                *parsed = true;
+                on_page(pageno, &page)
+            });
+            if let Err(r) = verdict {
+                stopped = Some(r);
+                return false;
+            }
+            (next, fill) = (next + 1, 0);
+        }
+        // Every page seen: the rest of the body is not needed.
+        next < table.len()
+    })
+    .map_err(no)?;
+    let outline = Outline { page_size, table };
+    match stopped {
+        Some(r) => Err((Some(outline), r)),
+        None => Ok(outline),
+    }
 }
 
 /// [`parse`], then [`PageMap::check_fresh`] against the index's page 1: what a
@@ -730,6 +894,76 @@ mod tests {
     }
 
     const INDEX_LEN: u64 = 10 * PS as u64;
+
+    /// `parse_each_page` must say what `parse` says, rejection for rejection, and
+    /// hand out exactly the pages of the parsed map.
+    fn same_verdicts(bytes: &[u8], index_len: u64) {
+        let whole = parse(bytes, index_len);
+        let mut seen: Vec<(u32, Vec<u8>)> = Vec::new();
+        let (outline, verdict) = parse_each_page(bytes, index_len, |p, page| {
+            seen.push((p, page.to_vec()));
+            Ok(())
+        });
+        match whole {
+            Ok(map) => {
+                assert_eq!(verdict, Ok(()));
+                let o = outline.expect("an outline");
+                assert_eq!(o.page_size, map.page_size());
+                assert_eq!(o.table, map.table.to_vec());
+                let want: Vec<(u32, Vec<u8>)> =
+                    map.pages().map(|(p, b)| (p, b.to_vec())).collect();
+                assert_eq!(seen, want);
+            }
+            Err(r) => {
+                assert_eq!(verdict, Err(r));
+                assert!(outline.is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn parsing_page_by_page_agrees_with_parsing_whole() {
+        let (bytes, _) = sample(5);
+        same_verdicts(&bytes, INDEX_LEN);
+        // Every bit flip and every truncation of the file.
+        for i in 0..bytes.len() * 8 {
+            let mut b = bytes.clone();
+            b[i / 8] ^= 1 << (i % 8);
+            same_verdicts(&b, INDEX_LEN);
+        }
+        for n in 0..bytes.len() {
+            same_verdicts(&bytes[..n], INDEX_LEN);
+        }
+        // Pages of 64 KiB: a body decoded in several pieces, pages across them.
+        let ps = 65536u32;
+        let p1 = page1(ps, 3, 40);
+        let pages: Vec<Vec<u8>> = (0..5u8).map(|k| vec![k ^ 0x5a; ps as usize]).collect();
+        let mut list: Vec<(u32, &[u8])> = vec![(1, &p1)];
+        for (k, p) in pages.iter().enumerate() {
+            list.push((3 + 7 * k as u32, p));
+        }
+        let big = encode(ps, &list, DEFAULT_LEVEL).unwrap();
+        same_verdicts(&big, 40 * ps as u64);
+        same_verdicts(&big, 4 * ps as u64);
+        // Hand-made bodies breaking each rule of the table.
+        let p1 = page1(PS, 1, 10);
+        let x = vec![9u8; PS as usize];
+        let t = 8 + 8 * 2;
+        for (table, pages) in [
+            (vec![(1, t), (2, t + PS)], vec![&p1[..], &x[..]]),
+            (vec![(0, t), (2, t + PS)], vec![&p1[..], &x[..]]),
+            (vec![(2, t), (1, t + PS)], vec![&x[..], &p1[..]]),
+            (vec![(1, t), (2, t)], vec![&p1[..], &x[..]]),
+            (vec![(1, t), (2, t + PS + 1)], vec![&p1[..], &x[..]]),
+            (vec![(1, t), (20, t + PS)], vec![&p1[..], &x[..]]),
+            (vec![(1, t), (2, t + PS)], vec![&x[..], &x[..]]),
+            (vec![(1, t + 3), (2, t + PS + 3)], vec![&[1u8, 2, 3][..], &p1[..], &x[..]]),
+        ] {
+            same_verdicts(&with_body(&body(PS, &table, &pages)), INDEX_LEN);
+        }
+        same_verdicts(&with_body(&[1, 2, 3]), INDEX_LEN);
+        same_verdicts(&with_body(&body(300, &[], &[])), INDEX_LEN);
+    }
 
     #[test]
     fn round_trip_and_lookups() {
