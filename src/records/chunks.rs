@@ -383,11 +383,11 @@ struct Current {
 }
 
 impl Current {
-    /// `pwrite` bytes at `at`; every `WRITEBACK_STEP` bytes, ask the kernel to
-    /// start writing them back without waiting (`sync_file_range`), so that the
-    /// disk works while the writer goes on and the commit's `fdatasync` finds
-    /// little left to do (an append of 1M records of 700 B: 0.73 s instead of
-    /// 0.89 s, BENCHMARKS.md).
+    /// Write bytes at `at`: into the direct-I/O stage when there is one and `at` is
+    /// at or past its end (padding the gap with zeros), else with `pwrite`, and
+    /// then every `WRITEBACK_STEP` bytes ask the kernel to start writing them back
+    /// without waiting (`sync_file_range`), so that the disk works while the
+    /// writer goes on and the commit's `fdatasync` finds little left to do.
     fn write_at(&mut self, data: &[u8], at: u64) -> Result<()> {
         if let Some(d) = &mut self.direct {
             let end = d.end();

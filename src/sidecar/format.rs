@@ -910,8 +910,7 @@ mod tests {
                 let o = outline.expect("an outline");
                 assert_eq!(o.page_size, map.page_size());
                 assert_eq!(o.table, map.table.to_vec());
-                let want: Vec<(u32, Vec<u8>)> =
-                    map.pages().map(|(p, b)| (p, b.to_vec())).collect();
+                let want: Vec<(u32, Vec<u8>)> = map.pages().map(|(p, b)| (p, b.to_vec())).collect();
                 assert_eq!(seen, want);
             }
             Err(r) => {
@@ -957,7 +956,10 @@ mod tests {
             (vec![(1, t), (2, t + PS + 1)], vec![&p1[..], &x[..]]),
             (vec![(1, t), (20, t + PS)], vec![&p1[..], &x[..]]),
             (vec![(1, t), (2, t + PS)], vec![&x[..], &x[..]]),
-            (vec![(1, t + 3), (2, t + PS + 3)], vec![&[1u8, 2, 3][..], &p1[..], &x[..]]),
+            (
+                vec![(1, t + 3), (2, t + PS + 3)],
+                vec![&[1u8, 2, 3][..], &p1[..], &x[..]],
+            ),
         ] {
             same_verdicts(&with_body(&body(PS, &table, &pages)), INDEX_LEN);
         }
