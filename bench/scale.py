@@ -182,6 +182,7 @@ def commands():
         ("defrag", "copy", f"{B} defrag -q {{C}}", {"python defrag": f"{PY} defrag {{C}}"}),
         ("defrag --quick", "copy", f"{B} defrag -q --quick {{C}}", {}),
         ("defrag --dry-run", "copy", f"{B} defrag --dry-run {{C}}", {}),
+        ("reshard", "copy", f"{B} reshard -q -s 64M {{C}}", {}),
     ]
 
 

@@ -265,6 +265,40 @@ fn reshard_copies_only_what_moves_and_reports_files_larger_than_the_limit() {
     }
 }
 
+/// Reshard plans and moves page by page of the address-ordered scan (65,536 files,
+/// or 5 with `--small-steps`), the moves into new shards from the last page back:
+/// pages of 5 must give the archive that one page gives, byte for byte, to smaller
+/// limits (new shards, renumbered), larger ones (files moved earlier in place) and
+/// one that moves nothing.
+#[test]
+fn reshard_in_pages_of_five_gives_what_one_page_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = d.join("base.barecat");
+    let want = holey(&base, 300, 64 << 10);
+    for size in ["7K", "20K", "64K", "1M"] {
+        let (one, five) = (
+            d.join(format!("one-{size}")),
+            d.join(format!("five-{size}")),
+        );
+        copy(&base, &one);
+        copy(&base, &five);
+        run_ok(bin("barecat-reshard"), [s("-q"), s("-s"), s(size), s(&one)]);
+        run_ok(
+            bin("barecat-reshard"),
+            [s("-q"), s("--small-steps"), s("-s"), s(size), s(&five)],
+        );
+        assert_same(&contents(&five), &want, size);
+        assert_eq!(places(&five), places(&one), "{size}: the same places");
+        assert_eq!(
+            shard_bytes(&five),
+            shard_bytes(&one),
+            "{size}: the same shards"
+        );
+        check(&five);
+    }
+}
+
 #[test]
 fn pythons_reshard_fails_where_ours_does_not() {
     need!("barecat");

@@ -213,26 +213,15 @@ impl Ext {
         (self.shard, self.offset)
     }
     /// Its place in the address-ordered scan.
-    fn key(&self) -> (u64, u64, i64) {
+    pub(crate) fn key(&self) -> (u64, u64, i64) {
         (self.shard, self.offset, self.rowid)
     }
-}
-
-/// Every file row in address order, with strict checks: a defragmentation only runs
-/// on a sound index.
-pub(crate) fn load_extents(i: &Index) -> Result<Vec<Ext>> {
-    let mut out = Vec::new();
-    each_extent_page(i, WINDOW, |page| {
-        out.extend(page);
-        Ok(())
-    })?;
-    Ok(out)
 }
 
 /// Hand `f` the file rows in address order, `window` at a time (see
 /// `extents_page`). The scan goes on after each page's last row as it was read, so
 /// `f` may move the files of its page to earlier places.
-fn each_extent_page(
+pub(crate) fn each_extent_page(
     i: &Index,
     window: usize,
     mut f: impl FnMut(Vec<Ext>) -> Result<()>,
@@ -257,15 +246,20 @@ const WINDOW: usize = 65536;
 
 /// Which way a page of the address-ordered scan goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Direction {
+pub(crate) enum Direction {
+    /// Address order, after the key.
     Up,
+    /// Address order, from the key on (the key's own row first).
+    UpFrom,
+    /// Reverse address order, before the key.
     Down,
 }
 
 /// Up to `limit` file rows in address order after the key `after` (shard, offset,
-/// rowid), or in reverse address order before it, with strict checks (see
-/// `load_extents`).
-fn extents_page(
+/// rowid) or from it on, or in reverse address order before it, with strict
+/// checks: a row without a sound place (NULL, negative, past 2^63) is refused, for
+/// a defragmentation only runs on a sound index.
+pub(crate) fn extents_page(
     i: &Index,
     after: Option<(u64, u64, i64)>,
     limit: usize,
@@ -277,6 +271,7 @@ fn extents_page(
     const COLS: &str = "SELECT rowid, shard, offset, size, path FROM files";
     let (cmp, order) = match dir {
         Direction::Up => (">", "ORDER BY shard, offset, rowid LIMIT ?1"),
+        Direction::UpFrom => (">=", "ORDER BY shard, offset, rowid LIMIT ?1"),
         Direction::Down => ("<", "ORDER BY shard DESC, offset DESC, rowid DESC LIMIT ?1"),
     };
     let sql = match after {
@@ -327,24 +322,18 @@ fn extents_page(
     Ok(out)
 }
 
-/// The shard files (contiguous from 0) and their lengths; every extent must lie
-/// inside its shard and no two non-empty files may overlap.
-pub(crate) fn check_extents(layout: &Layout, exts: &[Ext]) -> Result<Vec<(PathBuf, u64, bool)>> {
-    let mut c = ExtentCheck::new(layout)?;
-    for e in exts {
-        c.check(layout, e)?;
-    }
-    Ok(c.shards)
-}
-
-/// `check_extents` one extent at a time, in address order.
-struct ExtentCheck {
-    shards: Vec<(PathBuf, u64, bool)>,
+/// The shard files (contiguous from 0) and their lengths, checked against the file
+/// rows one at a time in address order: every extent must lie inside its shard and
+/// no two non-empty files may overlap (a defragmentation only runs on a sound index).
+pub(crate) struct ExtentCheck {
+    /// The shard files (contiguous from 0), their lengths and whether each is a
+    /// symbolic link.
+    pub(crate) shards: Vec<(PathBuf, u64, bool)>,
     covered: Option<(u64, u64)>,
 }
 
 impl ExtentCheck {
-    fn new(layout: &Layout) -> Result<ExtentCheck> {
+    pub(crate) fn new(layout: &Layout) -> Result<ExtentCheck> {
         let mut shards = Vec::new();
         for s in &layout.contiguous_shards()? {
             let len = crate::shard::shard_len(&s.path)?;
@@ -356,7 +345,7 @@ impl ExtentCheck {
         })
     }
 
-    fn check(&mut self, layout: &Layout, e: &Ext) -> Result<()> {
+    pub(crate) fn check(&mut self, layout: &Layout, e: &Ext) -> Result<()> {
         let Some((path, len, _)) = self.shards.get(e.shard as usize) else {
             return Err(Error::MissingShard {
                 path: layout.shard_path(e.shard),

@@ -5,6 +5,11 @@
 //! `reshard` puts them too. Files that are already where the packing puts them are
 //! not copied. A file larger than the new limit is refused before anything is done.
 //!
+//! Memory is flat in the number of files: the plan and the moves go page by page of
+//! the address-ordered scan (as a full defragmentation does), keeping per page
+//! only its first row, length and packing state, and per destination shard a few
+//! counters.
+//!
 //! # Crash safety
 //!
 //! The moves are the defragmenter's ([`crate::maint::defrag`]): bytes are copied and
@@ -32,7 +37,9 @@ use serde::Serialize;
 
 use crate::error::{Error, IoContext, Result, SqlContext};
 use crate::layout::Layout;
-use crate::maint::defrag::{check_extents, load_extents, Ext, Mover, Steps, Tuning};
+use crate::maint::defrag::{
+    each_extent_page, extents_page, Direction, Ext, ExtentCheck, Mover, Steps, Tuning,
+};
 use crate::progress::Progress;
 use crate::shard::{sync_dir, truncate_unless_mapped};
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
@@ -84,20 +91,31 @@ pub struct ReshardReport {
 /// Where the packing puts every file (same order as `exts`, which is in address
 /// order): the writer's rule, a new shard when a non-empty file would cross the
 /// limit.
+#[cfg(test)]
 fn pack(exts: &[Ext], limit: u64) -> Vec<(u64, u64)> {
-    let (mut d, mut w) = (0u64, 0u64);
+    pack_from(exts, limit, &mut (0, 0))
+}
+
+/// `pack` of files that follow those already packed, from `at` (destination,
+/// write position), which moves on past them: the packing of a page of the
+/// address-ordered scan.
+fn pack_from(exts: &[Ext], limit: u64, at: &mut (u64, u64)) -> Vec<(u64, u64)> {
     exts.iter()
         .map(|e| {
-            if e.size > 0 && w > 0 && w.saturating_add(e.size) > limit {
-                d += 1;
-                w = 0;
+            if e.size > 0 && at.1 > 0 && at.1.saturating_add(e.size) > limit {
+                at.0 += 1;
+                at.1 = 0;
             }
-            let at = (d, w);
-            w += e.size;
-            at
+            let place = *at;
+            at.1 += e.size;
+            place
         })
         .collect()
 }
+
+/// A page of the address-ordered scan as step 1 of the moves left it: the key of
+/// its first row, its number of rows, and the packing state before it.
+type PageMark = ((u64, u64, i64), usize, (u64, u64));
 
 /// The name of the hard link made while a new shard takes its final number.
 fn link_temp(layout: &Layout) -> PathBuf {
@@ -135,12 +153,21 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
         ..ReshardReport::default()
     };
     let index = writer.index();
-    let mut exts = load_extents(index)?;
-    if let Some(big) = exts
-        .iter()
-        .filter(|e| e.size > limit)
-        .max_by_key(|e| e.size)
-    {
+    // Everything goes page by page of the address-ordered scan (memory flat in the
+    // number of files): first the largest file and the last shard in use…
+    let window = opts.tuning.window_files.max(1);
+    let mut big: Option<Ext> = None;
+    let mut last_used: Option<u64> = None;
+    each_extent_page(index, window, |page| {
+        for e in &page {
+            if e.size > limit && big.is_none_or(|b| e.size >= b.size) {
+                big = Some(*e);
+            }
+            last_used = last_used.max(Some(e.shard));
+        }
+        Ok(())
+    })?;
+    if let Some(big) = big {
         let name: String = index
             .conn()
             .query_row(
@@ -161,32 +188,59 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
     }
     // Shards after the last used one hold nothing (an interrupted run leaves
     // them): removed first, from the top.
-    let last_used = exts.iter().map(|e| e.shard).max();
     for sh in layout.contiguous_shards()?.iter().rev() {
         if last_used.is_some_and(|l| sh.number <= l) || sh.number == 0 {
             break;
         }
         std::fs::remove_file(&sh.path).at(&sh.path)?;
     }
-    let shards = check_extents(&layout, &exts)?;
-    report.files = exts.len() as u64;
-    report.bytes = exts.iter().map(|e| e.size).sum();
+    // …then the plan: the files checked and packed, and per destination shard
+    // whether bytes are written into it, its bytes, and those of its files that
+    // are not already where the packing puts them.
+    let mut check = ExtentCheck::new(&layout)?;
+    let mut at = (0u64, 0u64);
+    let mut any = false;
+    let mut writes: Vec<bool> = Vec::new();
+    let mut dest_bytes: Vec<u64> = Vec::new();
+    let mut misplaced_bytes: Vec<u64> = Vec::new();
+    let mut later = false;
+    each_extent_page(index, window, |page| {
+        for e in &page {
+            check.check(&layout, e)?;
+        }
+        let targets = pack_from(&page, limit, &mut at);
+        for (e, t) in page.iter().zip(&targets) {
+            let d = t.0 as usize;
+            if writes.len() <= d {
+                writes.resize(d + 1, false);
+                dest_bytes.resize(d + 1, 0);
+                misplaced_bytes.resize(d + 1, 0);
+            }
+            if *t != e.at() && e.size > 0 {
+                writes[d] = true;
+            }
+            if *t != e.at() {
+                misplaced_bytes[d] += e.size;
+            }
+            dest_bytes[d] += e.size;
+            later |= *t > e.at();
+            report.files += 1;
+            report.bytes += e.size;
+        }
+        any = true;
+        Ok(())
+    })?;
+    let shards = check.shards;
     report.shards_before = shards.len() as u64;
     report.physical_before = shards.iter().map(|s| s.1).sum();
-    let targets = pack(&exts, limit);
-    let ndest = targets.last().map_or(1, |t| t.0 + 1) as usize;
+    let ndest = if any { at.0 as usize + 1 } else { 1 };
+    writes.resize(ndest, false);
+    dest_bytes.resize(ndest, 0);
+    misplaced_bytes.resize(ndest, 0);
     // Which destination shards get bytes written into them, and whether one of
     // them cannot be written in place: a file would move later than where it is
     // (a smaller limit), the shard file has another name too (a hard link left by
     // an interrupted run), or it does not exist yet.
-    let mut writes = vec![false; ndest];
-    let mut later = false;
-    for (e, t) in exts.iter().zip(&targets) {
-        if *t != e.at() && e.size > 0 {
-            writes[t.0 as usize] = true;
-        }
-        later |= *t > e.at();
-    }
     let shared = |d: usize| {
         shards.get(d).is_none_or(|sh| {
             std::fs::metadata(&sh.0).is_ok_and(|m| std::os::unix::fs::MetadataExt::nlink(&m) > 1)
@@ -240,37 +294,59 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
         sync_dir(&layout.shard_path(0))?;
         steps.step();
     }
-    let places: Vec<(u64, u64)> = targets
-        .iter()
-        .map(|&(d, w)| (physical[d as usize], w))
-        .collect();
+    // A file of a new shard moves (all its bytes); another one where it is not
+    // already at its place.
     progress.set_total(
-        exts.iter()
-            .zip(&places)
-            .filter(|(e, p)| e.at() != **p)
-            .map(|(e, _)| e.size)
+        (0..ndest)
+            .map(|d| {
+                if fresh[d] {
+                    dest_bytes[d]
+                } else {
+                    misplaced_bytes[d]
+                }
+            })
             .sum(),
     );
+    let place = |t: (u64, u64)| (physical[t.0 as usize], t.1);
     let mut mover = Mover::new(index, files, paths, &steps, opts.tuning, progress);
-    // 1. In place, in address order (a file only ever moves to an earlier place).
-    let in_place: Vec<(u64, u64)> = exts
-        .iter()
-        .zip(&targets)
-        .zip(&places)
-        .map(|((e, t), p)| if fresh[t.0 as usize] { e.at() } else { *p })
-        .collect();
-    mover.full(&mut exts, &in_place)?;
-    mover.flush()?;
+    // 1. In place, in address order (a file only ever moves to an earlier place,
+    // so the pages after the current one are untouched). Each page's first row
+    // (where it is now), length and packing state are kept for step 2.
+    let mut pages: Vec<PageMark> = Vec::new();
+    let mut at = (0u64, 0u64);
+    each_extent_page(index, window, |mut page| {
+        let from = at;
+        let targets = pack_from(&page, limit, &mut at);
+        let in_place: Vec<(u64, u64)> = page
+            .iter()
+            .zip(&targets)
+            .map(|(e, t)| {
+                if fresh[t.0 as usize] {
+                    e.at()
+                } else {
+                    place(*t)
+                }
+            })
+            .collect();
+        mover.full(&mut page, &in_place)?;
+        mover.flush()?;
+        pages.push((page[0].key(), page.len(), from));
+        Ok(())
+    })?;
     // 2. Into the new shards, from the last file back: at every commit the files
     // already moved are the last ones in address order, so that the order of the
     // files (which decides the packing) is the same after a kill, and running the
-    // command again gives the same result.
-    for i in (0..exts.len()).rev() {
-        if fresh[targets[i].0 as usize] {
-            let to = places[i];
-            mover.add_move(&mut exts[i], to);
-            if mover.batch_due() {
-                mover.flush()?;
+    // command again gives the same result. The pages of step 1 are read again from
+    // their first rows: the files moved into new shards lie after all of them.
+    for &(first, len, from) in pages.iter().rev() {
+        let mut page = extents_page(index, Some(first), len, Direction::UpFrom)?;
+        let targets = pack_from(&page, limit, &mut from.clone());
+        for (e, t) in page.iter_mut().zip(&targets).rev() {
+            if fresh[t.0 as usize] {
+                mover.add_move(e, place(*t));
+                if mover.batch_due() {
+                    mover.flush()?;
+                }
             }
         }
     }
