@@ -349,6 +349,8 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
                 }
             }
         }
+        // A commit per page at least: a batch holds at most a page of rows.
+        mover.flush()?;
     }
     mover.flush()?;
     (report.moved_files, report.moved_bytes) = mover.moved();
