@@ -72,12 +72,7 @@ impl DirectStage {
     /// A stage for appending to `path` (already open as `normal`) at `pos`, or `None`
     /// when the file system does not do direct I/O.
     pub(crate) fn open(path: &Path, pos: u64) -> Option<DirectStage> {
-        let file = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
-            .open(path)
-            .ok()?;
-        let align = alignment(&file)?;
+        let (file, align) = open_direct(path)?;
         Some(DirectStage::new(Some(file), align, pos))
     }
 
@@ -89,33 +84,34 @@ impl DirectStage {
             return DirectStage::open(path, pos);
         };
         old.abandon();
-        let file = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
-            .open(path)
-            .ok()?;
-        let align = alignment(&file)?;
+        let (file, align) = open_direct(path)?;
         if align != old.align {
             return Some(DirectStage::new(Some(file), align, pos));
         }
-        let mut stage = DirectStage {
-            file: Some(Arc::new(file)),
+        let (mem, at, spare) = (std::mem::take(&mut old.mem), old.at, old.spare.take());
+        Some(DirectStage::with_buffers(
+            Some(file),
             align,
-            mem: std::mem::take(&mut old.mem),
-            at: old.at,
-            base: 0,
-            done: 0,
-            len: 0,
-            in_flight: None,
-            spare: old.spare.take(),
-        };
-        stage.reset(pos);
-        Some(stage)
+            pos,
+            (mem, at),
+            spare,
+        ))
     }
 
     /// A stage that writes whole blocks through `file` (buffered when `None`).
     fn new(file: Option<File>, align: usize, pos: u64) -> DirectStage {
-        let (mem, at) = aligned_buffer(align);
+        DirectStage::with_buffers(file, align, pos, aligned_buffer(align), None)
+    }
+
+    /// [`new`](Self::new) with the stage buffer `(mem, at)` (aligned at `at` for
+    /// `align`) and a spare one given.
+    fn with_buffers(
+        file: Option<File>,
+        align: usize,
+        pos: u64,
+        (mem, at): (Vec<u8>, usize),
+        spare: Option<Vec<u8>>,
+    ) -> DirectStage {
         let base = pos - pos % align as u64;
         let done = (pos - base) as usize;
         DirectStage {
@@ -127,7 +123,7 @@ impl DirectStage {
             done,
             len: done,
             in_flight: None,
-            spare: None,
+            spare,
         }
     }
 
@@ -283,6 +279,18 @@ impl Drop for DirectStage {
             let _ = h.join();
         }
     }
+}
+
+/// `path` opened for writing with `O_DIRECT`, and the alignment that needs, where the
+/// file system does direct I/O.
+fn open_direct(path: &Path) -> Option<(File, usize)> {
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let align = alignment(&file)?;
+    Some((file, align))
 }
 
 /// Whether writers use direct I/O: yes unless `BARECAT_DIRECT_IO` is `0`.

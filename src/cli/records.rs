@@ -448,8 +448,6 @@ fn append_framed(
 ) -> anyhow::Result<u64> {
     let mut r = BufReader::with_capacity(1 << 20, open_input(path)?);
     let mut n = 0u64;
-    // Files and bytes not yet counted on the progress bar (counted per MiB).
-    let mut pending = (0u64, 0u64);
     loop {
         let mut len = [0u8; 8];
         match r.read_exact(&mut len) {
@@ -478,15 +476,10 @@ fn append_framed(
             }
             Ok(())
         })?;
+        progress.add(1, len);
         n += 1;
-        (pending.0, pending.1) = (pending.0 + 1, pending.1 + len);
-        if pending.1 >= 1 << 20 {
-            progress.add(pending.0, pending.1);
-            pending = (0, 0);
-        }
         commits.after_op(w, n)?;
     }
-    progress.add(pending.0, pending.1);
     Ok(n)
 }
 
@@ -661,7 +654,6 @@ fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Record indices in FILE: decimal integers separated by white space.
 /// The indices of a text of ASCII digits and whitespace, in one pass over its bytes;
 /// `None` for anything else (another character, a number past `u64`), which the
 /// general parser then reads or reports.
@@ -689,6 +681,7 @@ fn parse_plain_indices(text: &[u8]) -> Option<Vec<u64>> {
     Some(out)
 }
 
+/// Record indices in FILE: decimal integers separated by white space.
 fn read_indices(f: &Path) -> anyhow::Result<Vec<u64>> {
     let mut text = String::new();
     open_input(f)?

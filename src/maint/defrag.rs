@@ -415,23 +415,31 @@ fn full_targets_from(exts: &[Ext], limit: u64, at: &mut (u64, u64)) -> Vec<(u64,
     out
 }
 
-/// Logical end of every shard (and whether any file is stored in it) for files at
-/// `places`.
-fn logical_ends(
-    places: impl Iterator<Item = (u64, u64, u64)>,
-    nshards: usize,
-) -> (Vec<u64>, Option<u64>) {
-    let mut ends = vec![0u64; nshards];
-    let mut last = None;
-    for (shard, offset, size) in places {
-        let s = shard as usize;
-        if s >= ends.len() {
-            ends.resize(s + 1, 0);
+/// The logical end of every shard and the last shard that stores a file, for files
+/// added one at a time (`add`), page after page.
+struct LogicalEnds {
+    ends: Vec<u64>,
+    last: Option<u64>,
+}
+
+impl LogicalEnds {
+    /// Ends for `nshards` shards at least.
+    fn new(nshards: usize) -> LogicalEnds {
+        LogicalEnds {
+            ends: vec![0; nshards],
+            last: None,
         }
-        ends[s] = ends[s].max(offset + size);
-        last = Some(last.map_or(shard, |l: u64| l.max(shard)));
     }
-    (ends, last)
+
+    /// A file of `size` bytes at `offset` of `shard`.
+    fn add(&mut self, shard: u64, offset: u64, size: u64) {
+        let s = shard as usize;
+        if s >= self.ends.len() {
+            self.ends.resize(s + 1, 0);
+        }
+        self.ends[s] = self.ends[s].max(offset + size);
+        self.last = self.last.max(Some(shard));
+    }
 }
 
 /// Space use of the archive and what a full defragmentation would free. Changes
@@ -451,8 +459,7 @@ pub fn analyze(path: &Path) -> Result<Analysis> {
             .map(|(n, (_, len, link))| (n as u64, *len, *link)),
     )
     .collect_holes();
-    let mut ends = vec![0u64; nshards];
-    let mut last: Option<u64> = None;
+    let mut after = LogicalEnds::new(nshards);
     archive.with_index(|i| {
         let limit = i.shard_size_limit()?;
         let mut at = (0, 0);
@@ -462,29 +469,24 @@ pub fn analyze(path: &Path) -> Result<Analysis> {
                 scan.push(e.shard, e.offset, e.size);
             }
             let targets = full_targets_from(&page, limit, &mut at);
-            let (e, l) = logical_ends(
-                targets.iter().zip(&page).map(|(t, e)| (t.0, t.1, e.size)),
-                nshards,
-            );
-            if e.len() > ends.len() {
-                ends.resize(e.len(), 0);
+            for (t, e) in targets.iter().zip(&page) {
+                after.add(t.0, t.1, e.size);
             }
-            for (a, b) in ends.iter_mut().zip(&e) {
-                *a = (*a).max(*b);
-            }
-            last = last.max(l);
             Ok(())
         })
     })?;
     let shards = check.shards;
     let (per_shard, summary, mut hole_sizes) = scan.finish();
     hole_sizes.sort_unstable();
-    let kept = last.map_or(1, |l| l + 1).min(shards.len().max(1) as u64);
+    let kept = after
+        .last
+        .map_or(1, |l| l + 1)
+        .min(shards.len().max(1) as u64);
     Ok(Analysis {
         summary,
         shards: per_shard,
         hole_sizes,
-        full_after_bytes: ends.iter().take(kept as usize).sum(),
+        full_after_bytes: after.ends.iter().take(kept as usize).sum(),
         full_after_shards: kept.min(shards.len() as u64),
         linked_shards: shards.iter().filter(|s| s.2).count() as u64,
     })
@@ -559,17 +561,11 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     );
     // Where the files are in the end: the logical end of each shard and the last
     // shard in use.
-    let mut ends = vec![0u64; shards.len()];
-    let mut last: Option<u64> = None;
+    let mut ends = LogicalEnds::new(shards.len());
     let mut reach = |page: &[Ext]| {
-        let (e, l) = logical_ends(page.iter().map(|e| (e.shard, e.offset, e.size)), ends.len());
-        if e.len() > ends.len() {
-            ends.resize(e.len(), 0);
+        for e in page {
+            ends.add(e.shard, e.offset, e.size);
         }
-        for (a, b) in ends.iter_mut().zip(&e) {
-            *a = (*a).max(*b);
-        }
-        last = last.max(l);
     };
     match opts.mode {
         DefragMode::Quick { time_limit } => {
@@ -601,7 +597,7 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     report.moved_bytes = mover.moved_bytes;
     let files = std::mem::take(&mut mover.files);
     drop(mover);
-    let (after, nshards) = truncate(&layout, &shards, files, (&ends, last), &steps)?;
+    let (after, nshards) = truncate(&layout, &shards, files, &ends, &steps)?;
     report.physical_after = after;
     report.shards_after = nshards;
     report.freed_bytes = physical.saturating_sub(after);
@@ -621,9 +617,10 @@ fn truncate(
     layout: &Layout,
     shards: &[(PathBuf, u64, bool)],
     files: Vec<File>,
-    (ends, last): (&[u64], Option<u64>),
+    logical: &LogicalEnds,
     steps: &Steps,
 ) -> Result<(u64, u64)> {
+    let (ends, last) = (&logical.ends, logical.last);
     let keep = last.map_or(1, |l| l as usize + 1).min(shards.len());
     let mut removed = false;
     for n in (keep..shards.len()).rev() {

@@ -199,7 +199,6 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
     // are not already where the packing puts them.
     let mut check = ExtentCheck::new(&layout)?;
     let mut at = (0u64, 0u64);
-    let mut any = false;
     let mut writes: Vec<bool> = Vec::new();
     let mut dest_bytes: Vec<u64> = Vec::new();
     let mut misplaced_bytes: Vec<u64> = Vec::new();
@@ -227,13 +226,12 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
             report.files += 1;
             report.bytes += e.size;
         }
-        any = true;
         Ok(())
     })?;
     let shards = check.shards;
     report.shards_before = shards.len() as u64;
     report.physical_before = shards.iter().map(|s| s.1).sum();
-    let ndest = if any { at.0 as usize + 1 } else { 1 };
+    let ndest = at.0 as usize + 1;
     writes.resize(ndest, false);
     dest_bytes.resize(ndest, 0);
     misplaced_bytes.resize(ndest, 0);

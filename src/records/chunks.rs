@@ -216,10 +216,11 @@ impl MapCache {
     }
 
     /// Read the bytes of `entries` into the page cache, as runs of nearby bytes
-    /// (closer than `gap`) in address order, where they lie dense enough for that
-    /// to pay (at least `density` entries per run; a scattered request would read
-    /// whole spans it does not need); return at once otherwise. See `will_need`.
-    pub fn read_ahead(&self, entries: &[Entry], gap: u64, density: usize) {
+    /// (closer than [`RUN_GAP`]) in address order, where they lie dense enough for
+    /// that to pay (at least [`PREFETCH_DENSITY`] entries per run; a scattered
+    /// request would read whole spans it does not need); return at once otherwise.
+    /// See `will_need`.
+    pub fn read_ahead(&self, entries: &[Entry]) {
         // First, without sorting: a request whose bytes are far fewer than the
         // spans they lie in (a random one) is left alone at once.
         let mut reach: std::collections::HashMap<u32, (u64, u64)> = Default::default();
@@ -245,11 +246,11 @@ impl MapCache {
         let mut runs: Vec<(u32, u64, u64)> = Vec::new();
         for (c, s, e) in spans {
             match runs.last_mut() {
-                Some((rc, _, re)) if *rc == c && s <= *re + gap => *re = (*re).max(e),
+                Some((rc, _, re)) if *rc == c && s <= *re + RUN_GAP as u64 => *re = (*re).max(e),
                 _ => runs.push((c, s, e)),
             }
         }
-        if runs.is_empty() || runs.len() * density > entries.len() {
+        if runs.is_empty() || runs.len() * PREFETCH_DENSITY > entries.len() {
             return;
         }
         for (c, s, e) in runs {
@@ -319,6 +320,40 @@ fn empty_map() -> Mmap {
         })
         .expect("an empty anonymous map")
 }
+
+/// Run `f` on each of `items` in order while a helper thread runs `ahead` (a
+/// read-ahead into the page cache) on them, at most two items ahead of `f`: `f`
+/// gets an item once the helper is through with it, so the disk sees one reader
+/// going ahead and keeps reading while `f` works. The first error of `f` ends it
+/// (and the helper with it).
+pub fn with_read_ahead<T: Copy + Send, E>(
+    items: impl Iterator<Item = T> + Send,
+    ahead: impl Fn(T) + Sync,
+    mut f: impl FnMut(T) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    std::thread::scope(|s| {
+        let (tx, rx) = crossbeam_channel::bounded::<T>(2);
+        let ahead = &ahead;
+        s.spawn(move || {
+            for item in items {
+                ahead(item);
+                // The consumer gone (an error): stop.
+                if tx.send(item).is_err() {
+                    return;
+                }
+            }
+        });
+        for item in rx {
+            f(item)?;
+        }
+        Ok(())
+    })
+}
+
+/// Requested byte ranges closer than this are read (or prefetched) as one run.
+pub const RUN_GAP: usize = 64 << 10;
+/// Read ahead (or prefetch) only when there are at least this many records per run.
+pub const PREFETCH_DENSITY: usize = 8;
 
 /// Bytes of one `pread` of a read-ahead (`MapCache::will_need`).
 const READ_AHEAD_PIECE: usize = 1 << 20;
@@ -425,20 +460,14 @@ impl Current {
         }
     }
 
-    /// `direct`: whether to write past the page cache, and the stage of the
-    /// previous chunk whose buffers to reuse.
     fn new(
         id: u32,
         file: File,
         path: PathBuf,
         pos: u64,
         file_len: u64,
-        direct: (bool, Option<DirectStage>),
+        direct: Option<DirectStage>,
     ) -> Current {
-        let direct = match direct {
-            (true, old) => DirectStage::reopen(&path, pos, old),
-            (false, _) => None,
-        };
         Current {
             id,
             file,
@@ -511,11 +540,20 @@ impl ChunkAppender {
                 ),
             });
         }
-        let old = self.spare_stage.take();
-        let mut c = Current::new(id, file, path, pos, md.len(), (self.direct_io, old));
+        let direct = self.direct_stage(&path, pos);
+        let mut c = Current::new(id, file, path, pos, md.len(), direct);
         c.count = count;
         self.current = Some(c);
         Ok(())
+    }
+
+    /// The direct-I/O stage for appending to `path` at `pos`, with the buffers of the
+    /// last chunk left; `None` when direct I/O is off or the file system has none.
+    fn direct_stage(&mut self, path: &Path, pos: u64) -> Option<DirectStage> {
+        let old = self.spare_stage.take();
+        self.direct_io
+            .then(|| DirectStage::reopen(path, pos, old))
+            .flatten()
     }
 
     /// `(id, pos, count)` of the current chunk.
@@ -539,8 +577,8 @@ impl ChunkAppender {
             .open(&path)
             .at(&path)?;
         self.created = true;
-        let old = self.spare_stage.take();
-        self.current = Some(Current::new(id, file, path, 0, 0, (self.direct_io, old)));
+        let direct = self.direct_stage(&path, 0);
+        self.current = Some(Current::new(id, file, path, 0, 0, direct));
         Ok(())
     }
 

@@ -21,7 +21,9 @@ use rayon::prelude::*;
 
 use crate::crc;
 use crate::error::{Error, Result};
-use crate::records::chunks::{map_file, open_for_map, Blob, ChunkNames, MapCache};
+use crate::records::chunks::{
+    map_file, open_for_map, with_read_ahead, Blob, ChunkNames, MapCache, PREFETCH_DENSITY, RUN_GAP,
+};
 use crate::records::format::{
     crc_at, entry_at, table_path, Compress, DatasetPaths, Dtype, Entry, Meta, TableHeader,
     TableOrder, CRC_SIZE, ENTRY_SIZE,
@@ -104,8 +106,6 @@ pub struct GatherOptions {
 pub const GATHER_BLOCK: usize = 65536;
 /// …and at most this many stored bytes (a larger record is a batch of its own).
 pub const GATHER_BLOCK_BYTES: u64 = 64 << 20;
-/// Blocks the read-ahead thread of [`Records::gather_blocks`] may be ahead by.
-const READ_AHEAD_BLOCKS: usize = 2;
 /// [`Records::gather_blocks`] unmaps the chunks after a block once the maps it holds
 /// exceed this many bytes, so its resident set stays bounded (the pages stay in the
 /// page cache). Below it the maps stay: re-faulting a small dataset's pages block
@@ -114,10 +114,6 @@ const MAPPED_BUDGET: u64 = 1 << 30;
 
 /// Gathers of at least this many records run on the reader pool.
 const POOL_MIN: usize = 4096;
-/// Requested byte ranges closer than this are prefetched as one run.
-const RUN_GAP: usize = 64 << 10;
-/// Prefetch only when there are at least this many records per run.
-const PREFETCH_DENSITY: usize = 8;
 
 impl Records {
     /// Open a dataset directory, a barecat archive (its record table `P-records`),
@@ -323,9 +319,7 @@ impl Records {
             .filter(|&&i| i < len)
             .map(|&i| self.entry_unchecked(i))
             .collect();
-        self.inner
-            .chunks
-            .read_ahead(&entries, RUN_GAP as u64, PREFETCH_DENSITY);
+        self.inner.chunks.read_ahead(&entries);
     }
 
     /// Gather `indices` block by block, in request order, in bounded memory whatever
@@ -363,27 +357,16 @@ impl Records {
         if first.len() == indices.len() {
             return one(first, opts);
         }
-        std::thread::scope(|s| {
-            let (tx, rx) = crossbeam_channel::bounded::<&[u64]>(READ_AHEAD_BLOCKS);
-            s.spawn(move || {
-                for block in std::iter::once(first).chain(blocks) {
-                    self.read_ahead(block);
-                    // The consumer gone (an error): stop.
-                    if tx.send(block).is_err() {
-                        return;
-                    }
-                }
-            });
-            // The helper has read what a prefetch would.
-            let opts = GatherOptions {
-                prefetch: false,
-                ..*opts
-            };
-            for block in rx {
-                one(block, &opts)?;
-            }
-            Ok(())
-        })
+        // The helper reads what a prefetch would.
+        let opts = GatherOptions {
+            prefetch: false,
+            ..*opts
+        };
+        with_read_ahead(
+            std::iter::once(first).chain(blocks),
+            |block| self.read_ahead(block),
+            |block| one(block, &opts),
+        )
     }
 
     /// The records at `indices`, in request order (duplicates allowed).

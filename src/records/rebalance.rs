@@ -20,7 +20,9 @@ use serde::Serialize;
 
 use crate::error::{IoContext, Result};
 use crate::progress::Progress;
-use crate::records::chunks::{write_atomic, ChunkAppender, ChunkLimits, ChunkNames, MapCache};
+use crate::records::chunks::{
+    with_read_ahead, write_atomic, ChunkAppender, ChunkLimits, ChunkNames, MapCache,
+};
 use crate::records::format::{Entry, ENTRY_SIZE};
 use crate::records::writer::RecordWriter;
 use crate::shard::sync_dir;
@@ -116,20 +118,10 @@ impl RecordWriter {
         // record moves into each hole) jumps about the chunks, and through the tail
         // backwards. A helper thread reads the bytes of each window of entries into
         // the page cache as sequential runs, at most two windows ahead of the copy.
-        std::thread::scope(|s| -> Result<()> {
-            let (tx, rx) = crossbeam_channel::bounded::<()>(2);
-            let maps = &maps;
-            let windows = entries.chunks(WINDOW);
-            s.spawn(move || {
-                for w in windows {
-                    maps.read_ahead(w, 64 << 10, 8);
-                    if tx.send(()).is_err() {
-                        return;
-                    }
-                }
-            });
-            for (k, w) in entries.chunks(WINDOW).enumerate() {
-                let _ = rx.recv();
+        with_read_ahead(
+            entries.chunks(WINDOW).enumerate(),
+            |(_, w)| maps.read_ahead(w),
+            |(k, w)| -> Result<()> {
                 for (j, e) in w.iter().enumerate() {
                     let i = k * WINDOW + j;
                     if e.length == 0 {
@@ -143,9 +135,9 @@ impl RecordWriter {
                     fresh.push(ne);
                     progress.add(1, len as u64);
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         app.trim()?;
         app.sync()?;
         drop(maps);

@@ -486,7 +486,7 @@ impl RecordWriter {
         if i >= self.len {
             return Err(self.out_of_range(i));
         }
-        if let Err(e) = self.flush_data().and_then(|()| self.land()) {
+        if let Err(e) = self.drain() {
             return self.poison(e);
         }
         let last = self.len - 1;
@@ -586,6 +586,12 @@ impl RecordWriter {
         Ok(())
     }
 
+    /// Flush the buffered records and wait for them: every entry set.
+    fn drain(&mut self) -> Result<()> {
+        self.flush_data()?;
+        self.land()
+    }
+
     /// Wait for the flush in flight and set the entries of its records.
     fn land(&mut self) -> Result<()> {
         let Some(h) = self.in_flight.take() else {
@@ -659,8 +665,7 @@ impl RecordWriter {
     }
 
     fn commit_inner(&mut self) -> Result<()> {
-        self.flush_data()?;
-        self.land()?;
+        self.drain()?;
         let mut created = false;
         for s in &mut self.slots {
             s.sync()?;

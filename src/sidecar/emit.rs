@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::format::{encode_to, page_range, DEFAULT_LEVEL};
+use super::format::{encode_pages, page_range, DEFAULT_LEVEL};
 use super::raw::RawFile;
 use crate::error::{Error, IoContext, Result};
 use crate::layout::Layout;
@@ -130,15 +130,14 @@ fn sql(index: &Path) -> impl Fn(rusqlite::Error) -> Refusal + '_ {
 }
 
 /// Select the pages with `dbstat` and read them from the index file at `index`
-/// (the database `conn` is open on) straight into the sidecar's body, written to
-/// `out` at zstd `level`, inside one read transaction (see `encode_to`). Returns
-/// `out`, the page size and the number of pages.
-fn stream<W: Write>(
+/// (the database `conn` is open on) straight into the sidecar's body, compressed
+/// at zstd `level`, inside one read transaction (see `encode_pages`). Returns the
+/// sidecar's bytes, the page size and the number of pages.
+fn read_and_encode(
     conn: &Connection,
     index: &Path,
     level: i32,
-    out: W,
-) -> Result<(W, u32, u32), Refusal> {
+) -> Result<(Vec<u8>, u32, u32), Refusal> {
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .map_err(sql(index))?;
@@ -185,7 +184,7 @@ fn stream<W: Write>(
         pagenos.dedup();
         let file = RawFile::of(conn).map_err(|e| Refusal::Failed(Error::io(index, e)))?;
         let mut short = None;
-        let written = encode_to(
+        let written = encode_pages(
             page_size,
             &pagenos,
             |pageno, buf| {
@@ -197,7 +196,6 @@ fn stream<W: Write>(
                 Ok(())
             },
             level,
-            out,
         );
         match (written, short) {
             (_, Some(r)) => Err(r),
@@ -214,7 +212,7 @@ fn stream<W: Write>(
 /// Build the sidecar of the index at `index` that `conn` is open on, at zstd
 /// `level`, in memory. Nothing is written.
 pub fn build(conn: &Connection, index: &Path, level: i32) -> Result<Built, Refusal> {
-    let (bytes, page_size, pages) = stream(conn, index, level, Vec::new())?;
+    let (bytes, page_size, pages) = read_and_encode(conn, index, level)?;
     let index_bytes = fs::metadata(index)
         .map_err(|e| Refusal::Failed(Error::io(index, e)))?
         .len();

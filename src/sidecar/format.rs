@@ -459,13 +459,9 @@ fn decompress(frame: &[u8], limit: u64) -> Result<Vec<u8>, Rejection> {
 
 /// Decode the single zstd frame `frame` as [`decompress`] does (the same checks and
 /// rejections), handing the bytes to `sink` piece by piece as they come instead of
-/// keeping them; `sink` returns false to stop early. Returns the body's length
-/// (`None` when stopped).
-fn decode(
-    frame: &[u8],
-    limit: u64,
-    mut sink: impl FnMut(&[u8]) -> bool,
-) -> Result<Option<u64>, Rejection> {
+/// keeping them; `sink` returns false to stop early (the rest is not decoded, nor
+/// checked). Returns the number of bytes decoded: the body's length unless stopped.
+fn decode(frame: &[u8], limit: u64, mut sink: impl FnMut(&[u8]) -> bool) -> Result<u64, Rejection> {
     let zerr = |detail: String| Rejection::Zstd { detail };
     let frame_len = zstd_safe::find_frame_compressed_size(frame)
         .map_err(|c| zerr(zstd_safe::get_error_name(c).to_string()))?;
@@ -500,7 +496,7 @@ fn decode(
         };
         got += k as u64;
         if !sink(&buf[..k]) {
-            return Ok(None);
+            return Ok(got);
         }
     }
     match declared {
@@ -516,7 +512,7 @@ fn decode(
                 got.to_string()
             }
         ))),
-        _ => Ok(Some(got)),
+        _ => Ok(got),
     }
 }
 
@@ -665,52 +661,20 @@ pub struct Outline {
 pub fn parse_each_page(
     bytes: &[u8],
     index_len: u64,
-    on_page: impl FnMut(u32, &[u8]) -> Result<(), Rejection>,
-) -> (Option<Outline>, Result<(), Rejection>) {
-    let mut parsed = false;
-    let r = each_page(bytes, index_len, &mut parsed, on_page);
-    match r {
-        Ok(o) => (Some(o), Ok(())),
-        Err((o, e)) => (o.filter(|_| parsed), Err(e)),
-    }
-}
-
-type PartialOutline = (Option<Outline>, Rejection);
-
-fn each_page(
-    bytes: &[u8],
-    index_len: u64,
-    parsed: &mut bool,
     mut on_page: impl FnMut(u32, &[u8]) -> Result<(), Rejection>,
-) -> Result<Outline, PartialOutline> {
-    let no = |e: Rejection| (None, e);
-    let frame = frame_of(bytes).map_err(no)?;
-    let limit = max_body_len(index_len);
-    // First pass: the length, and the head of the body up to the end of its table.
-    let mut head = Vec::new();
-    let mut want = 8u64;
-    let body_len = decode(frame, limit, |piece| {
-        let mut piece = piece;
-        while (head.len() as u64) < want && !piece.is_empty() {
-            let k = ((want - head.len() as u64) as usize).min(piece.len());
-            head.extend_from_slice(&piece[..k]);
-            piece = &piece[k..];
-            if want == 8 && head.len() == 8 {
-                want = 8 + 8 * le32(&head, 4) as u64;
-            }
-        }
-        true
-    })
-    .map_err(no)?
-    .expect("the sink never stops");
-    let (page_size, table) = table_of(&head, body_len).map_err(no)?;
-    drop(head);
+) -> (Option<Outline>, Result<(), Rejection>) {
+    let (frame, limit, outline) = match outline_of(bytes, index_len) {
+        Ok(x) => x,
+        Err(e) => return (None, Err(e)),
+    };
     // Second pass: the pages, in body order (the table's offsets ascend).
-    let ps = page_size as usize;
+    let Outline { page_size, table } = &outline;
+    let ps = *page_size as usize;
     let mut page = vec![0u8; ps];
     let (mut next, mut pos, mut fill) = (0usize, 0u64, 0usize);
-    let mut stopped: Option<Rejection> = None;
-    decode(frame, limit, |mut piece| {
+    // What stopped the pass, and whether every rule of `parse` had held by then.
+    let mut stopped: Option<(Rejection, bool)> = None;
+    let decoded = decode(frame, limit, |mut piece| {
         while !piece.is_empty() && next < table.len() {
             let (pageno, offset) = table[next];
             let start = offset as u64 + fill as u64;
@@ -726,30 +690,49 @@ fn each_page(
             if fill < ps {
                 continue;
             }
-            let verdict = if next == 0 {
-                page1_rules(page_size, &page, &table)
-            } else {
-                Ok(())
+            if next == 0 {
+                if let Err(r) = page1_rules(*page_size, &page, table) {
+                    stopped = Some((r, false));
+                    return false;
+                }
             }
-            .and_then(|()| {
-                *parsed = true;
-                on_page(pageno, &page)
-            });
-            if let Err(r) = verdict {
-                stopped = Some(r);
+            if let Err(r) = on_page(pageno, &page) {
+                stopped = Some((r, true));
                 return false;
             }
             (next, fill) = (next + 1, 0);
         }
         // Every page seen: the rest of the body is not needed.
         next < table.len()
-    })
-    .map_err(no)?;
-    let outline = Outline { page_size, table };
-    match stopped {
-        Some(r) => Err((Some(outline), r)),
-        None => Ok(outline),
+    });
+    match (decoded, stopped) {
+        (Err(e), _) | (_, Some((e, false))) => (None, Err(e)),
+        (Ok(_), Some((e, true))) => (Some(outline), Err(e)),
+        (Ok(_), None) => (Some(outline), Ok(())),
     }
+}
+
+/// The first pass of [`parse_each_page`]: the frame after the header's rules, the
+/// body's length limit, and the page size and table after their rules (the length
+/// of the body, which those need, and its head up to the end of the table).
+fn outline_of(bytes: &[u8], index_len: u64) -> Result<(&[u8], u64, Outline), Rejection> {
+    let frame = frame_of(bytes)?;
+    let limit = max_body_len(index_len);
+    let mut head = Vec::new();
+    let mut want = 8u64;
+    let body_len = decode(frame, limit, |mut piece| {
+        while (head.len() as u64) < want && !piece.is_empty() {
+            let k = ((want - head.len() as u64) as usize).min(piece.len());
+            head.extend_from_slice(&piece[..k]);
+            piece = &piece[k..];
+            if want == 8 && head.len() == 8 {
+                want = 8 + 8 * le32(&head, 4) as u64;
+            }
+        }
+        true
+    })?;
+    let (page_size, table) = table_of(&head, body_len)?;
+    Ok((frame, limit, Outline { page_size, table }))
 }
 
 /// [`parse`], then [`PageMap::check_fresh`] against the index's page 1: what a
@@ -766,7 +749,7 @@ pub fn load(bytes: &[u8], index_len: u64, index_page1: &[u8]) -> Result<PageMap,
 pub fn encode(page_size: u32, pages: &[(u32, &[u8])], level: i32) -> std::io::Result<Vec<u8>> {
     let pagenos: Vec<u32> = pages.iter().map(|p| p.0).collect();
     let mut k = 0;
-    encode_to(
+    encode_pages(
         page_size,
         &pagenos,
         |pageno, buf| {
@@ -782,24 +765,22 @@ pub fn encode(page_size: u32, pages: &[(u32, &[u8])], level: i32) -> std::io::Re
             Ok(())
         },
         level,
-        Vec::new(),
     )
 }
 
 /// [`encode`] with the pages `pagenos` (strictly ascending) read by
-/// `read_page(pageno, buf)` straight into the body, which is compressed in one shot
-/// and written to `out`. One shot, not streaming: zstd's streaming compression of
+/// `read_page(pageno, buf)` straight into the body, which is compressed in one
+/// shot. One shot, not streaming: zstd's streaming compression of
 /// a body of more than one block gives other bytes than the reference producer's
 /// one-shot compression, and the sidecar is byte-identical to the reference's. So
 /// the body (every bundled page, about 0.2% of the index) is held while it is
 /// compressed, once, without a copy per page.
-pub fn encode_to<W: std::io::Write>(
+pub fn encode_pages(
     page_size: u32,
     pagenos: &[u32],
     mut read_page: impl FnMut(u32, &mut [u8]) -> std::io::Result<()>,
     level: i32,
-    mut out: W,
-) -> std::io::Result<W> {
+) -> std::io::Result<Vec<u8>> {
     let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
     let n = pagenos.len();
     let n32 = u32::try_from(n).map_err(|_| invalid(format!("{n} pages are too many")))?;
@@ -833,9 +814,10 @@ pub fn encode_to<W: std::io::Write>(
     }
     let frame = zstd::bulk::compress(&body, level)?;
     drop(body);
-    out.write_all(&MAGIC)?;
-    out.write_all(&FORMAT_VERSION.to_le_bytes())?;
-    out.write_all(&frame)?;
+    let mut out = Vec::with_capacity(HEADER_LEN + frame.len());
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&frame);
     Ok(out)
 }
 

@@ -42,6 +42,6 @@ mod raw;
 pub use check::{check, CheckReport, Status};
 pub use emit::{build, emit_best_effort, rebuild, remove, write, Built, Refusal, Written};
 pub use format::{
-    encode, encode_to, load, max_body_len, parse, PageMap, Rejection, RejectionKind, DEFAULT_LEVEL,
+    encode, load, max_body_len, parse, PageMap, Rejection, RejectionKind, DEFAULT_LEVEL,
     FORMAT_VERSION, MAGIC,
 };
