@@ -411,15 +411,31 @@ impl Archive {
             let data = self.read_file(fi)?;
             return out.write_all(&data).map_err(stdout_err);
         }
+        self.stream_checked(fi, out, stdout_err)
+    }
+
+    /// Check `fi`'s CRC32C, reading it piece by piece (never the whole file in
+    /// memory): `Err(CrcMismatch)` if its bytes do not match it.
+    pub fn check_file(&self, fi: &FileInfo) -> Result<()> {
+        self.stream_checked(fi, &mut std::io::sink(), |e| Error::io("<sink>", e))
+    }
+
+    /// Copy `fi`'s bytes to `out` in 1 MiB pieces, then compare their CRC32C.
+    fn stream_checked(
+        &self,
+        fi: &FileInfo,
+        out: &mut dyn Write,
+        out_err: impl Fn(std::io::Error) -> Error,
+    ) -> Result<()> {
         self.shards.check_extent(fi)?;
         let mut crc = crc::Crc32c::new();
-        let mut buf = vec![0u8; 1 << 20];
+        let mut buf = vec![0u8; (1 << 20).min(fi.size) as usize];
         let mut at = 0u64;
         while at < fi.size {
             let n = (fi.size - at).min(buf.len() as u64) as usize;
             self.shards.read_into(fi, at, &mut buf[..n])?;
             crc.update(&buf[..n]);
-            out.write_all(&buf[..n]).map_err(stdout_err)?;
+            out.write_all(&buf[..n]).map_err(&out_err)?;
             at += n as u64;
         }
         compare_crc(fi, crc.value())

@@ -5,6 +5,16 @@
 //! connection, positioned reads of a file's bytes); writable mounts route their
 //! mutations to [`super::write::Writable`] and their row queries through the
 //! writer's own connection, which sees its uncommitted rows.
+//!
+//! Read-only mounts serve files without opening them: the first `open` is answered
+//! `ENOSYS`, after which the kernel opens and closes files by itself (no round trip
+//! per open and per close; a warm read of a cached file never reaches the daemon),
+//! and reads arrive by inode. With no handle to follow a read from front to back,
+//! and pages kept in the kernel's cache across opens, a file is checked whole at the
+//! first read of it that reaches the daemon, before any of its bytes is served: a
+//! corrupt file never has a page in the cache, and every read of it fails. (Having
+//! the kernel drop a file's cached pages once it is found corrupt, the alternative,
+//! hung in the kernel's page invalidation in about one run in twenty here.)
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsStr;
@@ -40,6 +50,10 @@ const MAX_PIECES: usize = 64;
 /// Files up to this size are checked whole when a read reaches their end on a
 /// handle that did not see all of their bytes.
 const FULL_CHECK_LIMIT: u64 = crate::archive::WHOLE_READ_LIMIT;
+/// On read-only mounts, files up to this size (one read request of the kernel) are
+/// read whole at their first read and served from that; larger ones are checked
+/// piece by piece first, then read as asked.
+const WHOLE_AT_FIRST_READ: u64 = 1 << 20;
 
 /// Where log lines of the daemon go.
 pub(crate) enum Log {
@@ -115,13 +129,11 @@ impl CrcCheck {
 /// A directory entry for `readdir`: inode, the cookie of the next entry, kind, name.
 type DirEntry = (u64, u64, FileType, String);
 
-/// A file open for reading.
+/// A file of a writable mount open for reading.
 struct ReadHandle {
     id: i64,
-    /// The file's row, looked up at the first read that reaches the daemon (on a
-    /// read-only mount, an open whose reads the kernel serves from its cache costs
-    /// no index query).
-    fi: std::sync::OnceLock<FileInfo>,
+    /// The file's row when it was opened.
+    fi: FileInfo,
     check: Mutex<CrcCheck>,
 }
 
@@ -139,8 +151,12 @@ pub(crate) struct Fs {
     next_fh: AtomicU64,
     /// Files whose CRC check failed: every later read of them fails too.
     bad: Mutex<HashSet<i64>>,
-    /// Files checked whole by a read that had not seen all of them.
+    /// Files checked whole by a read that had not seen all of them (writable
+    /// mounts), or checked at all (read-only mounts).
     verified: Mutex<HashSet<i64>>,
+    /// Read-only mounts: files larger than [`WHOLE_AT_FIRST_READ`] being checked,
+    /// so that concurrent first reads of one file check it once.
+    checking: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
     pub log: Log,
 }
 
@@ -212,6 +228,7 @@ impl Fs {
             next_fh: AtomicU64::new(1),
             bad: Mutex::new(HashSet::new()),
             verified: Mutex::new(HashSet::new()),
+            checking: Mutex::new(HashMap::new()),
             log,
         };
         let root_id = fs
@@ -435,36 +452,23 @@ impl Fs {
         lock(&self.handles).get(&fh).cloned()
     }
 
-    /// Serve a read of a file open for reading.
+    /// Serve a read of a file of a writable mount open for reading.
     fn read_file(
         &self,
         h: &ReadHandle,
         offset: u64,
         size: u32,
     ) -> std::result::Result<Vec<u8>, Errno> {
-        if lock(&self.bad).contains(&h.id) {
+        if self.is_bad(h.id) {
             return Err(Errno::EIO);
         }
-        let fi = match h.fi.get() {
-            Some(fi) => fi,
-            None => match self.query(|i| i.file_by_id(h.id)) {
-                Ok(Some(fi)) => h.fi.get_or_init(|| fi),
-                Ok(None) => return Err(Errno::ENOENT),
-                Err(e) => return Err(self.fail("read", &e)),
-            },
-        };
-        let n = (size as u64).min(fi.size.saturating_sub(offset)) as usize;
-        let mut buf = vec![0u8; n];
-        let got = self
-            .archive
-            .read_at(fi, offset, &mut buf)
-            .map_err(|e| self.fail(&fi.path, &e))?;
-        buf.truncate(got);
+        let fi = &h.fi;
+        let buf = self.read_range(fi, offset, size)?;
         let Some(expected) = fi.crc32c else {
             return Ok(buf);
         };
         let whole = lock(&h.check).add(offset, &buf, fi.size);
-        let reaches_end = got > 0 && offset + got as u64 == fi.size;
+        let reaches_end = !buf.is_empty() && offset + buf.len() as u64 == fi.size;
         let actual = match whole {
             Some(actual) => actual,
             // This handle did not see the whole file (the kernel had part of it
@@ -483,19 +487,98 @@ impl Fs {
             None => return Ok(buf),
         };
         if actual != expected {
-            lock(&self.bad).insert(h.id);
             let e = Error::CrcMismatch {
                 member: fi.path.clone(),
                 expected,
                 actual,
             };
-            self.log.line(&format!("{e}; reads of it fail with EIO"));
-            return Err(Errno::EIO);
+            return Err(self.mark_bad(h.id, &e));
         }
         if whole.is_none() {
             lock(&self.verified).insert(h.id);
         }
         Ok(buf)
+    }
+
+    fn is_bad(&self, id: i64) -> bool {
+        lock(&self.bad).contains(&id)
+    }
+
+    fn is_verified(&self, id: i64) -> bool {
+        lock(&self.verified).contains(&id)
+    }
+
+    /// `size` bytes of `fi` from `offset`, not checked.
+    fn read_range(
+        &self,
+        fi: &FileInfo,
+        offset: u64,
+        size: u32,
+    ) -> std::result::Result<Vec<u8>, Errno> {
+        let n = (size as u64).min(fi.size.saturating_sub(offset)) as usize;
+        let mut buf = vec![0u8; n];
+        let got = self
+            .archive
+            .read_at(fi, offset, &mut buf)
+            .map_err(|e| self.fail(&fi.path, &e))?;
+        buf.truncate(got);
+        Ok(buf)
+    }
+
+    /// Serve a read of file `id` on a read-only mount, where files are not opened:
+    /// the first read of a file that reaches here checks it whole (see the module's
+    /// doc).
+    fn read_unopened(
+        &self,
+        id: i64,
+        offset: u64,
+        size: u32,
+    ) -> std::result::Result<Vec<u8>, Errno> {
+        if self.is_bad(id) {
+            return Err(Errno::EIO);
+        }
+        let fi = match self.query(|i| i.file_by_id(id)) {
+            Ok(Some(fi)) => fi,
+            Ok(None) => return Err(Errno::ENOENT),
+            Err(e) => return Err(self.fail("read", &e)),
+        };
+        if fi.crc32c.is_none() || self.is_verified(id) {
+            return self.read_range(&fi, offset, size);
+        }
+        if fi.size <= WHOLE_AT_FIRST_READ {
+            let data = match self.archive.read_file(&fi) {
+                Ok(data) => data,
+                Err(e @ Error::CrcMismatch { .. }) => return Err(self.mark_bad(id, &e)),
+                Err(e) => return Err(self.fail(&fi.path, &e)),
+            };
+            lock(&self.verified).insert(id);
+            let start = offset.min(fi.size) as usize;
+            let end = offset.saturating_add(size as u64).min(fi.size) as usize;
+            return Ok(data[start..end].to_vec());
+        }
+        let gate = lock(&self.checking).entry(id).or_default().clone();
+        {
+            let _checking = lock(&gate);
+            if !self.is_verified(id) && !self.is_bad(id) {
+                match self.archive.check_file(&fi) {
+                    Ok(()) => drop(lock(&self.verified).insert(id)),
+                    Err(e @ Error::CrcMismatch { .. }) => drop(self.mark_bad(id, &e)),
+                    Err(e) => return Err(self.fail(&fi.path, &e)),
+                }
+            }
+            lock(&self.checking).remove(&id);
+        }
+        if self.is_bad(id) {
+            return Err(Errno::EIO);
+        }
+        self.read_range(&fi, offset, size)
+    }
+
+    /// Remember that file `id` is corrupt and log it; the errno for its reads.
+    fn mark_bad(&self, id: i64, e: &Error) -> Errno {
+        lock(&self.bad).insert(id);
+        self.log.line(&format!("{e}; reads of it fail with EIO"));
+        Errno::EIO
     }
 
     fn writable(&self) -> std::result::Result<MutexGuard<'_, Writable>, Errno> {
@@ -597,10 +680,15 @@ impl Filesystem for FuseFs {
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let fs = &self.0;
+        if fs.writable.is_none() {
+            // Files of a read-only mount need no opening: from this answer on, the
+            // kernel opens and closes them without asking (see the module's doc).
+            return reply.error(Errno::ENOSYS);
+        }
         let Some(Node::File(id)) = inode::node(ino.0) else {
             return reply.error(Errno::EISDIR);
         };
-        let fs = &self.0;
         if flags.acc_mode() != OpenAccMode::O_RDONLY {
             let r = fs
                 .writable()
@@ -610,15 +698,12 @@ impl Filesystem for FuseFs {
                 Err(e) => reply.error(e),
             };
         }
-        let fi = std::sync::OnceLock::new();
-        if fs.writable.is_some() {
-            // Files come and go on a writable mount: check now.
-            match fs.query(|i| i.file_by_id(id)) {
-                Ok(Some(found)) => drop(fi.set(found)),
-                Ok(None) => return reply.error(Errno::ENOENT),
-                Err(e) => return reply.error(fs.fail("open", &e)),
-            }
-        }
+        // Files come and go on a writable mount: look the row up now.
+        let fi = match fs.query(|i| i.file_by_id(id)) {
+            Ok(Some(fi)) => fi,
+            Ok(None) => return reply.error(Errno::ENOENT),
+            Err(e) => return reply.error(fs.fail("open", &e)),
+        };
         let fh = fs.new_fh();
         lock(&fs.handles).insert(
             fh,
@@ -629,17 +714,14 @@ impl Filesystem for FuseFs {
             }),
         );
         // Nothing to do when a reader closes: no flush request per close.
-        let mut flags = FopenFlags::FOPEN_NOFLUSH;
-        if fs.writable.is_none() && !lock(&fs.bad).contains(&id) {
-            flags |= FopenFlags::FOPEN_KEEP_CACHE;
-        }
+        let flags = FopenFlags::FOPEN_NOFLUSH;
         reply.opened(FileHandle(fh), flags)
     }
 
     fn read(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -647,6 +729,15 @@ impl Filesystem for FuseFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        if self.0.writable.is_none() {
+            let Some(Node::File(id)) = inode::node(ino.0) else {
+                return reply.error(Errno::EISDIR);
+            };
+            return match self.0.read_unopened(id, offset, size) {
+                Ok(data) => reply.data(&data),
+                Err(e) => reply.error(e),
+            };
+        }
         if let Some(h) = self.0.read_handle(fh.0) {
             return match self.0.read_file(&h, offset, size) {
                 Ok(data) => reply.data(&data),
@@ -690,6 +781,11 @@ impl Filesystem for FuseFs {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
+        if self.0.writable.is_none() {
+            // Nothing to do when a file of a read-only mount is closed: the kernel
+            // stops asking.
+            return reply.error(Errno::ENOSYS);
+        }
         if self.0.read_handle(fh.0).is_some() {
             return reply.ok();
         }
