@@ -24,13 +24,15 @@ Examples:
 The command returns once the kernel serves the mount (or with the reason it could
 not mount), leaving a daemon that serves it until it is unmounted; SIGTERM or
 SIGINT to the daemon unmounts cleanly. Inode numbers are stable for the life of
-the mount. A file read front to back is checked against its stored CRC32C at its
-end (and a read that reaches the end of a file of up to 64 MiB checks the whole
-file once): a mismatch fails that read, and every later read of the file, with
-EIO and is logged (--log, or stderr with -f, syslog otherwise); reads that stop
-short of the end are not checked. Read-only mounts let the kernel cache listings
-and file pages across opens: do not change the archive while it is mounted
-read-only.
+the mount. On a read-only mount every file is checked against its stored CRC32C
+at its first read, before any of its bytes is served (a first read of a few bytes
+of a large file reads all of it once): a mismatch fails that read, and every later
+read of the file, with EIO and is logged (--log, or stderr with -f, syslog
+otherwise). Read-only mounts let the kernel open files, and cache listings and file
+pages across opens, without asking the daemon: do not change the archive while it
+is mounted read-only. On a writable mount a file read front to back is checked at
+its end (and a read that reaches the end of a file of up to 64 MiB checks the
+whole file once); reads that stop short of the end are not checked.
 
 --writable: new files and directories, writes, unlink, rmdir of empty directories,
 rename, chmod, utimes and truncate. A file is appended to the archive and

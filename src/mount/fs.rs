@@ -126,6 +126,26 @@ impl CrcCheck {
     }
 }
 
+/// A set of row ids, as bits in pages of 4096 ids: a mount that has checked
+/// millions of files keeps about a bit for each.
+#[derive(Default)]
+struct IdSet(HashMap<i64, Box<[u64; 64]>>);
+
+impl IdSet {
+    fn insert(&mut self, id: i64) {
+        let bit = (id & 4095) as usize;
+        let page = self.0.entry(id >> 12).or_insert_with(|| Box::new([0; 64]));
+        page[bit / 64] |= 1 << (bit % 64);
+    }
+
+    fn contains(&self, id: i64) -> bool {
+        let bit = (id & 4095) as usize;
+        self.0
+            .get(&(id >> 12))
+            .is_some_and(|page| page[bit / 64] & (1 << (bit % 64)) != 0)
+    }
+}
+
 /// A directory entry for `readdir`: inode, the cookie of the next entry, kind, name.
 type DirEntry = (u64, u64, FileType, String);
 
@@ -153,7 +173,7 @@ pub(crate) struct Fs {
     bad: Mutex<HashSet<i64>>,
     /// Files checked whole by a read that had not seen all of them (writable
     /// mounts), or checked at all (read-only mounts).
-    verified: Mutex<HashSet<i64>>,
+    verified: Mutex<IdSet>,
     /// Read-only mounts: files larger than [`WHOLE_AT_FIRST_READ`] being checked,
     /// so that concurrent first reads of one file check it once.
     checking: Mutex<HashMap<i64, Arc<Mutex<()>>>>,
@@ -227,7 +247,7 @@ impl Fs {
             handles: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
             bad: Mutex::new(HashSet::new()),
-            verified: Mutex::new(HashSet::new()),
+            verified: Mutex::new(IdSet::default()),
             checking: Mutex::new(HashMap::new()),
             log,
         };
@@ -474,10 +494,7 @@ impl Fs {
             // This handle did not see the whole file (the kernel had part of it
             // cached, or the reader skipped): a read that reaches the end checks the
             // whole file once, where it is small enough to read again.
-            None if reaches_end
-                && fi.size <= FULL_CHECK_LIMIT
-                && !lock(&self.verified).contains(&h.id) =>
-            {
+            None if reaches_end && fi.size <= FULL_CHECK_LIMIT && !self.is_verified(h.id) => {
                 match self.archive.read_file(fi) {
                     Ok(_) => expected,
                     Err(Error::CrcMismatch { actual, .. }) => actual,
@@ -505,7 +522,7 @@ impl Fs {
     }
 
     fn is_verified(&self, id: i64) -> bool {
-        lock(&self.verified).contains(&id)
+        lock(&self.verified).contains(id)
     }
 
     /// `size` bytes of `fi` from `offset`, not checked.
@@ -561,7 +578,7 @@ impl Fs {
             let _checking = lock(&gate);
             if !self.is_verified(id) && !self.is_bad(id) {
                 match self.archive.check_file(&fi) {
-                    Ok(()) => drop(lock(&self.verified).insert(id)),
+                    Ok(()) => lock(&self.verified).insert(id),
                     Err(e @ Error::CrcMismatch { .. }) => drop(self.mark_bad(id, &e)),
                     Err(e) => return Err(self.fail(&fi.path, &e)),
                 }
@@ -996,5 +1013,43 @@ impl Filesystem for FuseFs {
             Ok(()) => self.getattr(_req, ino, fh, reply),
             Err(e) => reply.error(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdSet;
+
+    #[test]
+    fn id_sets_hold_exactly_what_was_put_in() {
+        let mut s = IdSet::default();
+        let ids = [
+            1,
+            63,
+            64,
+            4095,
+            4096,
+            4097,
+            1 << 40,
+            -1,
+            -4096,
+            i64::MAX,
+            i64::MIN,
+        ];
+        for &id in &ids {
+            assert!(!s.contains(id));
+            s.insert(id);
+        }
+        for &id in &ids {
+            assert!(s.contains(id), "{id}");
+        }
+        for id in [0, 2, 62, 65, 4094, 8191, (1 << 40) + 1, -2, -4095] {
+            assert!(!s.contains(id), "{id}");
+        }
+        // A million consecutive ids take 245 pages of 512 bytes.
+        let mut s = IdSet::default();
+        (1..=1_000_000).for_each(|id| s.insert(id));
+        assert_eq!(s.0.len(), 245);
+        assert!((1..=1_000_000).all(|id| s.contains(id)));
     }
 }

@@ -15,12 +15,18 @@
 //!   materialized and `seekdir` needs no state;
 //! * reads are positioned reads of the shard, as large as the kernel asks (up to
 //!   1 MiB), with the kernel's page cache kept across opens (read-only mounts: the
-//!   archive does not change under the mount); a file read front to back is
-//!   CRC32C-checked at its end (pieces that arrive out of order are combined), a
-//!   read that reaches the end of a file of up to 64 MiB whose handle did not see
-//!   all of it (the kernel had the rest cached) checks the file whole once, and a
-//!   mismatch fails that read and every later read of the file with `EIO`. Reads
-//!   that stop short of the end are not checked, as for file handles.
+//!   archive does not change under the mount);
+//! * read-only mounts answer the first `open` with `ENOSYS`, so the kernel opens
+//!   and closes files without a round trip to the daemon (a warm read of a cached
+//!   file costs what it costs on a local disk); each file is CRC32C-checked whole
+//!   at the first read of it that reaches the daemon, before any of its bytes is
+//!   served, so a corrupt file never has a page in the kernel's cache and every
+//!   read of it fails with `EIO`;
+//! * on writable mounts, where files are opened, a file read front to back is
+//!   checked at its end (pieces that arrive out of order are combined), a read that
+//!   reaches the end of a file of up to 64 MiB whose handle did not see all of it
+//!   checks the file whole once, and a mismatch fails that read and every later
+//!   read of the file. Reads that stop short of the end are not checked there.
 //!
 //! The file system reads only through the library's reading API ([`crate::Archive`]:
 //! [`Archive::with_index`](crate::Archive::with_index) for rows,
