@@ -629,6 +629,49 @@ fn writable_mount_keeps_the_archive_valid() {
     common::py_verify(&s.archive);
 }
 
+/// The kernel starts a FUSE mount with a 128 KiB read-ahead window; the daemon
+/// widens its mount's to 1 MiB where it may (root), so that large reads reach it
+/// in 1 MiB requests.
+#[test]
+fn a_mount_by_root_reads_ahead_one_mib() {
+    need!("fusermount3");
+    if !fuse_available() {
+        return;
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: only root may widen a mount's read-ahead");
+        return;
+    }
+    let s = setup();
+    let m = mount(&s.archive, &s.mnt, &[]);
+    let dev = fs::metadata(&s.mnt).unwrap().dev();
+    let knob = format!(
+        "/sys/class/bdi/{}:{}/read_ahead_kb",
+        libc::major(dev),
+        libc::minor(dev)
+    );
+    let Ok(_) = fs::read_to_string(&knob) else {
+        eprintln!("skipped: no {knob}");
+        return;
+    };
+    // The daemon widens it from a thread of its own once it serves the mount.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut kb = String::new();
+    while Instant::now() < deadline {
+        kb = fs::read_to_string(&knob).unwrap().trim().to_string();
+        if kb == "1024" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(kb, "1024");
+    assert_eq!(
+        fs::read(m.path("big/large.bin")).unwrap(),
+        s.files["big/large.bin"]
+    );
+    m.unmount();
+}
+
 /// Regression: a daemon ending after its mount was unmounted unmounted the mount
 /// point once more, which could take away a mount made there right after.
 #[test]

@@ -41,6 +41,8 @@ use crate::Archive;
 /// (the archive does not change under them), short on writable ones.
 const TTL_READ_ONLY: Duration = Duration::from_secs(3600);
 const TTL_WRITABLE: Duration = Duration::from_secs(1);
+/// The read-ahead the mount asks for, in KiB: one read request of 1 MiB.
+pub(crate) const READ_AHEAD_KB: u32 = 1024;
 /// `st_blksize`: the buffer size that `cp`, `cat` and stdio use for reading.
 const BLKSIZE: u32 = 128 << 10;
 /// Rows fetched per index query while listing a directory.
@@ -609,8 +611,10 @@ pub(crate) struct FuseFs(pub Arc<Fs>);
 
 impl Filesystem for FuseFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
-        // Reads of up to 1 MiB in one request, where the kernel allows it.
-        if let Err(max) = config.set_max_readahead(1 << 20) {
+        // Reads of up to 1 MiB in one request, where the kernel allows it (the
+        // kernel keeps its own read-ahead window if smaller: see
+        // `daemon::widen_read_ahead`).
+        if let Err(max) = config.set_max_readahead(READ_AHEAD_KB << 10) {
             let _ = config.set_max_readahead(max);
         }
         for flag in [

@@ -14,8 +14,9 @@
 //!   last id encoded in the directory offset, so a 100k-entry directory is never
 //!   materialized and `seekdir` needs no state;
 //! * reads are positioned reads of the shard, as large as the kernel asks (up to
-//!   1 MiB), with the kernel's page cache kept across opens (read-only mounts: the
-//!   archive does not change under the mount);
+//!   1 MiB: the daemon widens the mount's read-ahead window from the kernel's
+//!   128 KiB where it may), with the kernel's page cache kept across opens
+//!   (read-only mounts: the archive does not change under the mount);
 //! * read-only mounts answer the first `open` with `ENOSYS`, so the kernel opens
 //!   and closes files without a round trip to the daemon (a warm read of a cached
 //!   file costs what it costs on a local disk); each file is CRC32C-checked whole
