@@ -453,6 +453,22 @@ fn mount_errors_are_one_line_with_the_right_status() {
         (vec!["-u", mnt], 1),
         (vec![s.archive.to_str().unwrap()], 2),
         (vec!["--umask", "99", s.archive.to_str().unwrap(), mnt], 2),
+        // Options of a writable mount without --writable, a bad size.
+        (vec!["--overwrite", s.archive.to_str().unwrap(), mnt], 2),
+        (
+            vec!["-o", "append_only", s.archive.to_str().unwrap(), mnt],
+            2,
+        ),
+        (
+            vec![
+                "-o",
+                "rw,shard_size_limit=lots",
+                s.archive.to_str().unwrap(),
+                mnt,
+            ],
+            2,
+        ),
+        (vec!["-w", "-o", "ro", s.archive.to_str().unwrap(), mnt], 2),
     ] {
         let out = run(bin("barecat-mount"), &args);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {out:?}");
@@ -735,4 +751,135 @@ fn a_writable_mount_waits_for_a_writer_that_is_ending() {
         Archive::open(&s.archive).unwrap().read("new.txt").unwrap(),
         b"written"
     );
+}
+
+/// Python barecat's `barecat mount -o` options and `barecat-mount` 0.1.3's flags:
+/// an append-only mount adds but refuses removals, renames and rewrites; an
+/// overwriting one starts a new archive with the shard size limit given.
+#[test]
+fn python_barecat_mount_options_append_only_overwrite_and_shard_limit() {
+    need!("fusermount3", "barecat");
+    if !fuse_available() {
+        return;
+    }
+    let s = setup();
+    let m = mount(&s.archive, &s.mnt, &["-o", "rw,append_only", "--mmap"]);
+    fs::create_dir(m.path("new")).unwrap();
+    let added = pseudo_random(77, 200_000);
+    fs::write(m.path("new/added.bin"), &added).unwrap();
+    // The file it created can still be written while open (truncate included).
+    let mut f = fs::File::create(m.path("new/grown.bin")).unwrap();
+    f.write_all(b"0123456789").unwrap();
+    f.set_len(4).unwrap();
+    drop(f);
+    fs::create_dir(m.path("empty-new")).unwrap();
+    let eperm = libc::EPERM;
+    assert_eq!(errno_of(fs::remove_file(m.path("top.txt"))), eperm);
+    assert_eq!(errno_of(fs::remove_file(m.path("new/added.bin"))), eperm);
+    assert_eq!(errno_of(fs::remove_dir(m.path("empty-new"))), eperm);
+    assert_eq!(
+        errno_of(fs::rename(m.path("top.txt"), m.path("moved.txt"))),
+        eperm
+    );
+    let open = |o: &mut fs::OpenOptions| o.open(m.path("a/b/sibling.dat"));
+    assert_eq!(errno_of(open(fs::OpenOptions::new().append(true))), eperm);
+    assert_eq!(
+        errno_of(open(fs::OpenOptions::new().write(true).truncate(true))),
+        eperm
+    );
+    assert_eq!(
+        errno_of(
+            fs::OpenOptions::new()
+                .write(true)
+                .open(m.path("new/grown.bin"))
+        ),
+        eperm
+    );
+    m.unmount();
+    let a = Archive::open(&s.archive).unwrap();
+    assert_eq!(a.read("new/added.bin").unwrap(), added);
+    assert_eq!(a.read("new/grown.bin").unwrap(), b"0123");
+    for (name, data) in &s.files {
+        assert_eq!(&a.read(name).unwrap(), data, "{name}");
+    }
+    drop(a);
+    run_ok(bin("barecat-verify"), [&s.archive]);
+
+    // The unified command, options after the operands as Python's takes them:
+    // a new archive in place of the old one, shards of at most 64 KiB.
+    let out = Command::new(bin("barecat"))
+        .arg("mount")
+        .arg(&s.archive)
+        .arg(&s.mnt)
+        .args(["-o", "rw,overwrite,shard_size_limit=64K"])
+        .output()
+        .unwrap();
+    let m = mount_util::Mounted::guard(&s.mnt, None);
+    assert!(out.status.success(), "{out:?}");
+    assert!(fs::read_dir(&s.mnt).unwrap().next().is_none(), "not empty");
+    let fresh: Vec<Vec<u8>> = (0..3).map(|i| pseudo_random(90 + i, 40_000)).collect();
+    for (i, data) in fresh.iter().enumerate() {
+        fs::write(m.path(&format!("f{i}")), data).unwrap();
+    }
+    m.unmount();
+    let a = Archive::open(&s.archive).unwrap();
+    assert_eq!(a.count_files().unwrap(), 3);
+    for (i, data) in fresh.iter().enumerate() {
+        assert_eq!(&a.read(&format!("f{i}")).unwrap(), data);
+    }
+    assert_eq!(a.shard_size_limit().unwrap(), 64 << 10);
+    assert!(a.layout().shard_path(1).exists(), "no second shard");
+    drop(a);
+    run_ok(bin("barecat-verify"), [&s.archive]);
+    common::py_verify(&s.archive);
+}
+
+/// `--enable-defrag`: once 100 MiB were removed and holes make up a tenth of the
+/// shards, the mount defragments (quick) and goes on accepting writes.
+#[test]
+fn a_mount_with_defrag_enabled_gives_back_what_was_removed() {
+    need!("fusermount3", "barecat");
+    if !fuse_available() {
+        return;
+    }
+    let s = setup();
+    let log = s.root.join("mount.log");
+    let m = mount(
+        &s.archive,
+        &s.mnt,
+        &["-w", "--enable-defrag", "--log", log.to_str().unwrap()],
+    );
+    let big = pseudo_random(5, 60 << 20);
+    fs::write(m.path("big1"), &big).unwrap();
+    fs::write(m.path("big2"), &big).unwrap();
+    let after = pseudo_random(6, 300_000);
+    fs::write(m.path("after.bin"), &after).unwrap();
+    fs::remove_file(m.path("big1")).unwrap();
+    fs::remove_file(m.path("big2")).unwrap();
+    // It runs on the daemon's side once no file is open for writing.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("defragmented")
+    {
+        assert!(Instant::now() < deadline, "no defragmentation logged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(fs::read(m.path("after.bin")).unwrap(), after);
+    let later = pseudo_random(7, 100_000);
+    fs::write(m.path("later.bin"), &later).unwrap();
+    assert_eq!(fs::read(m.path("later.bin")).unwrap(), later);
+    m.unmount();
+    let a = Archive::open(&s.archive).unwrap();
+    assert_eq!(a.read("after.bin").unwrap(), after);
+    assert_eq!(a.read("later.bin").unwrap(), later);
+    assert!(!a.exists("big1").unwrap());
+    let physical: u64 = (0..)
+        .map_while(|n| fs::metadata(a.layout().shard_path(n)).ok())
+        .map(|m| m.len())
+        .sum();
+    assert!(physical < 20 << 20, "{physical} bytes of shards left");
+    drop(a);
+    run_ok(bin("barecat-verify"), [&s.archive]);
+    common::py_verify(&s.archive);
 }

@@ -252,15 +252,20 @@ complete -c barecat -n "__fish_barecat_using_subcommand cat" -s 0 -l null -d 'Pa
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -l stats -d 'Print the requests and bytes of remote reads (sidecar, index, shards) on stderr at the end'
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand cat" -s V -l version -d 'Print version'
-complete -c barecat -n "__fish_barecat_using_subcommand mount" -s o -d 'FUSE mount options, comma-separated: allow_other, allow_root, ro, default_permissions, auto_unmount, noexec, …' -r
+complete -c barecat -n "__fish_barecat_using_subcommand mount" -s o -d 'Mount options, comma-separated: FUSE\'s (allow_other, allow_root, ro, default_permissions, auto_unmount, noexec, …) and Python barecat\'s (rw, fg, mmap, overwrite, append_only, defrag, shard_size_limit=SIZE)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -l uid -d 'Show every entry as owned by this user id' -r
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -l gid -d 'Show every entry as owned by this group id' -r
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -l umask -d 'Clear these permission bits (octal) from every entry\'s mode' -r
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -l log -d 'Append the daemon\'s log lines (CRC mismatches, I/O errors) to FILE' -r -F
+complete -c barecat -n "__fish_barecat_using_subcommand mount" -l shard-size-limit -d 'With --writable: the archive\'s shard size limit from now on (e.g. 10G)' -r
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s u -l unmount -d 'Unmount the archive mounted at the mount point given'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s z -l lazy -d 'With -u: detach the mount now even if it is busy (the daemon ends when the last file on it is closed)'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s f -l foreground -d 'Stay in the foreground (default: detach once the mount is ready)'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s w -l writable -d 'Accept writes: new files and directories, removals, renames'
+complete -c barecat -n "__fish_barecat_using_subcommand mount" -l overwrite -d 'With --writable: start a new, empty archive in place of the one there'
+complete -c barecat -n "__fish_barecat_using_subcommand mount" -l append-only -d 'With --writable: only additions (removals, renames and changes to the bytes of existing files fail with EPERM)'
+complete -c barecat -n "__fish_barecat_using_subcommand mount" -l enable-defrag -d 'With --writable: defragment (quickly) once 100 MiB were removed or replaced and holes make up a tenth of the shards'
+complete -c barecat -n "__fish_barecat_using_subcommand mount" -l mmap -d 'No effect (reads always go through the kernel\'s page cache); accepted as barecat-mount 0.1.3 accepts it'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s q -l quiet -d 'Print nothing but errors (no progress bar, no summary)'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s h -l help -d 'Print help'
 complete -c barecat -n "__fish_barecat_using_subcommand mount" -s V -l version -d 'Print version'

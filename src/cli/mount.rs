@@ -20,6 +20,7 @@ Examples:
   cp -r new_images /mnt/data/ && barecat-mount -u /mnt/data
   barecat-mount -o allow_other --uid 1000 --gid 1000 --umask 022 data.barecat /mnt/data
   barecat-mount https://example.org/data/data.barecat /mnt/data   # remote, read-only
+  barecat mount data.barecat /mnt/data -o rw,append_only,fg       # Python barecat's -o
 
 The command returns once the kernel serves the mount (or with the reason it could
 not mount), leaving a daemon that serves it until it is unmounted; SIGTERM or
@@ -63,8 +64,9 @@ pub struct Args {
     /// Accept writes: new files and directories, removals, renames
     #[arg(short, long)]
     pub writable: bool,
-    /// FUSE mount options, comma-separated: allow_other, allow_root, ro,
-    /// default_permissions, auto_unmount, noexec, …
+    /// Mount options, comma-separated: FUSE's (allow_other, allow_root, ro,
+    /// default_permissions, auto_unmount, noexec, …) and Python barecat's (rw, fg,
+    /// mmap, overwrite, append_only, defrag, shard_size_limit=SIZE)
     #[arg(short = 'o', value_name = "OPTIONS")]
     pub options: Vec<String>,
     /// Show every entry as owned by this user id
@@ -79,6 +81,24 @@ pub struct Args {
     /// Append the daemon's log lines (CRC mismatches, I/O errors) to FILE
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// With --writable: start a new, empty archive in place of the one there
+    #[arg(long)]
+    pub overwrite: bool,
+    /// With --writable: only additions (removals, renames and changes to the bytes
+    /// of existing files fail with EPERM)
+    #[arg(long)]
+    pub append_only: bool,
+    /// With --writable: defragment (quickly) once 100 MiB were removed or replaced
+    /// and holes make up a tenth of the shards
+    #[arg(long)]
+    pub enable_defrag: bool,
+    /// With --writable: the archive's shard size limit from now on (e.g. 10G)
+    #[arg(long, value_name = "SIZE", value_parser = super::common::parse_size_arg)]
+    pub shard_size_limit: Option<u64>,
+    /// No effect (reads always go through the kernel's page cache); accepted as
+    /// barecat-mount 0.1.3 accepts it
+    #[arg(long)]
+    pub mmap: bool,
     #[command(flatten)]
     pub quiet: Quiet,
 }
@@ -102,13 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (Some(archive), Some(mountpoint)) = (args.archive, args.mountpoint) else {
         crate::usage!("an archive and a mount point are needed");
     };
-    // (A remote archive is opened only by the daemon: no request before it forks.)
-    if !args.quiet.quiet && !crate::remote::is_url(&archive) {
-        if let Ok(a) = crate::Archive::open(&archive) {
-            super::print_warnings("barecat-mount", a.warnings());
-        }
-    }
-    let opts = MountOptions {
+    let mut opts = MountOptions {
         writable: args.writable,
         foreground: args.foreground,
         options: args.options,
@@ -117,7 +131,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         umask: args.umask,
         log: args.log,
         threads: 0,
+        overwrite: args.overwrite,
+        append_only: args.append_only,
+        defrag: args.enable_defrag,
+        shard_size_limit: args.shard_size_limit,
     };
+    if let Err(e) = opts.normalize() {
+        crate::usage!("{e}");
+    }
+    // (A remote archive is opened only by the daemon: no request before it forks.)
+    if !args.quiet.quiet && !opts.overwrite && !crate::remote::is_url(&archive) {
+        if let Ok(a) = crate::Archive::open(&archive) {
+            super::print_warnings("barecat-mount", a.warnings());
+        }
+    }
     mount::mount(&archive, &mountpoint, &opts)
         .with_context(|| format!("cannot mount {}", archive.display()))?;
     Ok(ExitCode::SUCCESS)

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use fuser::{Config, MountOption, Session, SessionACL};
 
 use super::fs::{Fs, FuseFs, Log, Settings, READ_AHEAD_KB};
-use super::write::Writable;
+use super::write::{Policy, Writable};
 use crate::error::{Error, Result};
 use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::Archive;
@@ -43,6 +43,65 @@ pub struct MountOptions {
     pub log: Option<PathBuf>,
     /// Threads serving requests (0: one per core, at least 2).
     pub threads: usize,
+    /// Writable mounts: start a new, empty archive in place of the one there.
+    pub overwrite: bool,
+    /// Writable mounts: only additions (no removal, rename or change to the bytes
+    /// of an existing file: `EPERM`).
+    pub append_only: bool,
+    /// Writable mounts: defragment now and then (see [`super::write`]).
+    pub defrag: bool,
+    /// Writable mounts: the archive's shard size limit from now on.
+    pub shard_size_limit: Option<u64>,
+}
+
+impl MountOptions {
+    /// Take the options of Python barecat's `barecat mount -o` out of the FUSE
+    /// options: `rw` (writable), `fg`/`foreground`, `mmap` (no effect: reads
+    /// always go through the kernel's page cache), `overwrite`, `append_only`,
+    /// `defrag`, `shard_size_limit=SIZE`. Then check that the options fit together
+    /// (the message of the error is for the user).
+    pub fn normalize(&mut self) -> std::result::Result<(), String> {
+        let mut fuse = Vec::new();
+        for o in self.options.iter().flat_map(|o| o.split(',')) {
+            match o.trim() {
+                "rw" => {
+                    self.writable = true;
+                    fuse.push("rw".to_string());
+                }
+                "fg" | "foreground" => self.foreground = true,
+                "mmap" => {}
+                "overwrite" => self.overwrite = true,
+                "append_only" => self.append_only = true,
+                "defrag" => self.defrag = true,
+                o => match o.strip_prefix("shard_size_limit=") {
+                    Some(size) => {
+                        self.shard_size_limit = Some(
+                            crate::size::parse_size(size)
+                                .map_err(|e| format!("-o shard_size_limit: {e}"))?,
+                        )
+                    }
+                    None if !o.is_empty() => fuse.push(o.to_string()),
+                    None => {}
+                },
+            }
+        }
+        self.options = fuse;
+        if !self.writable {
+            for (set, what) in [
+                (self.overwrite, "overwrite"),
+                (self.append_only, "append-only"),
+                (self.shard_size_limit.is_some(), "shard-size-limit"),
+            ] {
+                if set {
+                    return Err(format!("--{what} needs --writable (or -o rw)"));
+                }
+            }
+        }
+        if self.writable && self.options.iter().any(|o| o == "ro") {
+            return Err("-o ro and --writable (or -o rw) contradict each other".into());
+        }
+        Ok(())
+    }
 }
 
 fn mount_error(path: &Path, detail: impl std::fmt::Display) -> Error {
@@ -56,6 +115,9 @@ fn mount_error(path: &Path, detail: impl std::fmt::Display) -> Error {
 /// has been unmounted; otherwise returns once the mount is ready, leaving a daemon
 /// that serves it.
 pub fn mount(archive: &Path, mountpoint: &Path, opts: &MountOptions) -> Result<()> {
+    let mut opts = opts.clone();
+    opts.normalize().map_err(Error::InvalidOperation)?;
+    let opts = &opts;
     let remote = crate::remote::is_url(archive);
     if remote && opts.writable {
         return Err(mount_error(
@@ -148,11 +210,6 @@ fn fuse_config(archive: &Path, opts: &MountOptions) -> Result<Config> {
             "ro" => {
                 ro_or_rw = true;
                 mo.push(MountOption::RO)
-            }
-            "rw" if !opts.writable => {
-                return Err(Error::InvalidOperation(
-                    "-o rw needs --writable (the mount is read-only by default)".into(),
-                ))
             }
             "rw" => {
                 ro_or_rw = true;
@@ -251,20 +308,36 @@ fn serve(archive: &Path, mountpoint: &Path, opts: &MountOptions, tx: Option<File
             None if detached => Log::Syslog,
             None => Log::Stderr,
         };
-        let reader = Archive::open(archive)?;
-        for w in reader.warnings() {
-            log.line(w);
-        }
+        // The writer first: with --overwrite it makes the archive the reader opens.
         let writable = if opts.writable {
             // A writable mount unmounted a moment ago (`fusermount3 -u` returns before
             // its daemon has committed and ended) still holds the writer's lock: wait
             // for it a little; a writer still there then is reported by the open.
             wait_for_writer(&crate::layout::Layout::resolve(archive), LOCK_WAIT);
-            let w = ArchiveWriter::open(archive, WriterOptions::with_mode(CreateMode::Append))?;
-            Some(Writable::new(w))
+            let mode = if opts.overwrite {
+                CreateMode::Overwrite
+            } else {
+                CreateMode::Append
+            };
+            let wopts = WriterOptions {
+                shard_size_limit: opts.shard_size_limit,
+                ..WriterOptions::with_mode(mode)
+            };
+            let w = ArchiveWriter::open(archive, wopts)?;
+            let policy = Policy {
+                append_only: opts.append_only,
+                // As in Python's barecat-mount: no defragmentation of an
+                // append-only mount.
+                defrag: opts.defrag && !opts.append_only,
+            };
+            Some(Writable::new(w, policy))
         } else {
             None
         };
+        let reader = Archive::open(archive)?;
+        for w in reader.warnings() {
+            log.line(w);
+        }
         let settings = Settings {
             uid: opts.uid,
             gid: opts.gid,

@@ -268,10 +268,13 @@ impl Fs {
     /// Run `f` on an index connection: the archive's pool on read-only mounts, the
     /// writer's connection (which sees its own uncommitted rows) on writable ones.
     pub fn query<T>(&self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
-        match &self.writable {
-            Some(w) => f(lock(w).writer.index()),
-            None => self.archive.with_index(f),
+        if let Some(w) = &self.writable {
+            let w = lock(w);
+            if w.usable() {
+                return f(w.writer.index());
+            }
         }
+        self.archive.with_index(f)
     }
 
     fn fail(&self, what: &str, e: &Error) -> Errno {
@@ -600,8 +603,14 @@ impl Fs {
         Errno::EIO
     }
 
+    /// The writer of a writable mount (`EROFS` on a read-only one, `EIO` if it
+    /// could not be opened again after a defragmentation).
     fn writable(&self) -> std::result::Result<MutexGuard<'_, Writable>, Errno> {
-        self.writable.as_ref().map(lock).ok_or(Errno::EROFS)
+        let w = self.writable.as_ref().map(lock).ok_or(Errno::EROFS)?;
+        if !w.usable() {
+            return Err(Errno::EIO);
+        }
+        Ok(w)
     }
 }
 

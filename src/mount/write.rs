@@ -15,9 +15,19 @@
 //! that it has an inode number at once) and gets its content at its first close.
 //! Directory operations run through the writer's own transactions, which keep the
 //! directory statistics right.
+//!
+//! Options of Python's `barecat-mount`: an append-only mount refuses removals,
+//! renames and changes to the bytes of files it did not create; a mount with
+//! defragmentation enabled runs a quick [`defrag`](crate::maint::defrag) when at
+//! least [`DEFRAG_AFTER`] bytes were removed or replaced since the last one, holes
+//! make up at least a tenth of the shards and no file is open for writing (the
+//! writer is closed for it and opened again).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::ops::{Deref, DerefMut};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use fuser::Errno;
 
@@ -26,13 +36,19 @@ use super::inode::{self, Node};
 use super::spool::Spool;
 use crate::entry::{DirInfo, FileInfo, Meta};
 use crate::error::Error;
-use crate::writer::{ArchiveWriter, PendingFile};
+use crate::maint::defrag::{defrag, DefragMode, DefragOptions};
+use crate::writer::{ArchiveWriter, CreateMode, PendingFile, WriterOptions};
 
 type Res<T> = std::result::Result<T, Errno>;
 
 /// A file written front to back is appended to the archive as it is written once
 /// it is larger than this.
 pub const STREAM_AT: u64 = 1 << 20;
+/// Bytes removed or replaced before a mount with defragmentation enabled considers
+/// a defragmentation (as Python's `barecat-mount`).
+pub const DEFRAG_AFTER: u64 = 100 << 20;
+/// How long one of those quick defragmentations may move files.
+const DEFRAG_TIME: Duration = Duration::from_secs(5);
 
 /// Where the content of a file open for writing is.
 enum Content {
@@ -70,20 +86,133 @@ pub(crate) struct Change {
     pub fh: Option<u64>,
 }
 
+/// The writer of a writable mount. Empty only while a defragmentation runs (with
+/// the mount's lock held) or when the writer could not be opened again after one;
+/// [`Writable::usable`] says which, and the file system answers `EIO` to every
+/// change (and reads rows from the archive's reader) while it is empty.
+pub(crate) struct Slot(Option<ArchiveWriter>);
+
+impl Deref for Slot {
+    type Target = ArchiveWriter;
+    fn deref(&self) -> &ArchiveWriter {
+        self.0
+            .as_ref()
+            .expect("the file system checks Writable::usable first")
+    }
+}
+
+impl DerefMut for Slot {
+    fn deref_mut(&mut self) -> &mut ArchiveWriter {
+        self.0
+            .as_mut()
+            .expect("the file system checks Writable::usable first")
+    }
+}
+
+/// How a writable mount may change the archive.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Policy {
+    /// Only additions: no removal, rename or change to the bytes of an existing file.
+    pub append_only: bool,
+    /// Defragment now and then (see the module's doc).
+    pub defrag: bool,
+}
+
 pub(crate) struct Writable {
-    pub writer: ArchiveWriter,
+    pub writer: Slot,
     open: HashMap<u64, Handle>,
     /// The handle whose content is [`Content::Stream`], if any.
     streaming: Option<u64>,
+    policy: Policy,
+    /// The index, to open the writer again after a defragmentation.
+    index_path: PathBuf,
+    /// Bytes of files removed or replaced since the last defragmentation.
+    removed: u64,
+    /// Bytes of files replaced by saves not yet counted in `removed`.
+    replaced: u64,
 }
 
 impl Writable {
-    pub fn new(writer: ArchiveWriter) -> Writable {
+    pub fn new(writer: ArchiveWriter, policy: Policy) -> Writable {
         Writable {
-            writer,
+            index_path: writer.layout().index().to_path_buf(),
+            writer: Slot(Some(writer)),
             open: HashMap::new(),
             streaming: None,
+            policy,
+            removed: 0,
+            replaced: 0,
         }
+    }
+
+    /// The writer is there (see [`Slot`]).
+    pub fn usable(&self) -> bool {
+        self.writer.0.is_some()
+    }
+
+    fn refuse_in_append_only(&self) -> Res<()> {
+        if self.policy.append_only {
+            return Err(Errno::EPERM);
+        }
+        Ok(())
+    }
+
+    /// Count `bytes` removed or replaced, and defragment if it is time.
+    fn removed(&mut self, fs: &Fs, bytes: u64) {
+        if !self.policy.defrag {
+            return;
+        }
+        self.removed += bytes;
+        if self.removed < DEFRAG_AFTER || !self.open.is_empty() {
+            return;
+        }
+        // Holes (and trailing bytes): the shards' bytes that no file holds.
+        let live = match self.writer.index().dir("") {
+            Ok(Some(root)) => root.size_tree.max(0) as u64,
+            _ => return,
+        };
+        let layout = self.writer.layout().clone();
+        let physical: u64 = (0..)
+            .map_while(|n| std::fs::metadata(layout.shard_path(n)).ok())
+            .map(|m| m.len())
+            .sum();
+        if physical.saturating_sub(live) * 10 < physical {
+            return;
+        }
+        self.defragment(fs);
+    }
+
+    /// Close the writer, run a quick defragmentation, open the writer again.
+    fn defragment(&mut self, fs: &Fs) {
+        let path = self.index_path.clone();
+        if let Some(w) = self.writer.0.take() {
+            if let Err(e) = w.finish() {
+                fs.log.line(&format!("{}: {e}", path.display()));
+            }
+        }
+        let opts = DefragOptions::new(DefragMode::Quick {
+            time_limit: DEFRAG_TIME,
+        });
+        match defrag(&path, &opts, &crate::progress::Progress::hidden()) {
+            Ok(r) => fs.log.line(&format!(
+                "{}: defragmented: {} files moved, {} bytes given back",
+                path.display(),
+                r.moved_files,
+                r.freed_bytes
+            )),
+            Err(e) => fs
+                .log
+                .line(&format!("{}: defragmenting: {e}", path.display())),
+        }
+        match ArchiveWriter::open(&path, WriterOptions::with_mode(CreateMode::Append)) {
+            Ok(w) => self.writer.0 = Some(w),
+            Err(e) => fs.log.line(&format!(
+                "{}: cannot open for writing again after defragmenting: {e}; \
+                 changes to the mount fail with EIO from now on",
+                path.display()
+            )),
+        }
+        self.removed = 0;
     }
 
     fn fail(&self, fs: &Fs, what: &str, e: Error) -> Errno {
@@ -278,6 +407,8 @@ impl Writable {
     /// Open an existing file for writing: its content is copied into the handle
     /// (none of it with `O_TRUNC`).
     pub fn open(&mut self, fs: &Fs, id: i64, truncate: bool) -> Res<u64> {
+        // Files created by this mount are open already when they are written.
+        self.refuse_in_append_only()?;
         let fi = self.file(fs, id)?;
         let mut content = Spool::new();
         if !truncate {
@@ -422,6 +553,7 @@ impl Writable {
         if let Some(h) = self.open.get_mut(&fh) {
             h.dirty = false;
         }
+        self.replaced += old.size;
         Ok(())
     }
 
@@ -434,6 +566,9 @@ impl Writable {
         if self.streaming == Some(fh) {
             self.streaming = None;
         }
+        // The old bytes of files rewritten count once no file is open.
+        let replaced = std::mem::take(&mut self.replaced);
+        self.removed(fs, replaced);
         r
     }
 
@@ -454,14 +589,18 @@ impl Writable {
     }
 
     pub fn unlink(&mut self, fs: &Fs, parent: u64, name: &OsStr) -> Res<()> {
+        self.refuse_in_append_only()?;
         let path = self.child(fs, parent, name)?;
-        self.writer
+        let fi = self
+            .writer
             .remove_file(&path)
-            .map(drop)
-            .map_err(|e| self.fail(fs, &path, e))
+            .map_err(|e| self.fail(fs, &path, e))?;
+        self.removed(fs, fi.size);
+        Ok(())
     }
 
     pub fn rmdir(&mut self, fs: &Fs, parent: u64, name: &OsStr) -> Res<()> {
+        self.refuse_in_append_only()?;
         let path = self.child(fs, parent, name)?;
         self.writer
             .rmdir(&path)
@@ -475,6 +614,7 @@ impl Writable {
         to: (u64, &OsStr),
         overwrite: bool,
     ) -> Res<()> {
+        self.refuse_in_append_only()?;
         let old = self.child(fs, from.0, from.1)?;
         let new = self.child(fs, to.0, to.1)?;
         match self.writer.rename(&old, &new, overwrite) {
@@ -526,6 +666,10 @@ impl Writable {
                     .find(|(_, h)| h.id == id)
                     .map(|(fh, _)| *fh)
             });
+            // Append-only: only files being written (which it created) change size.
+            if fh.is_none() {
+                self.refuse_in_append_only()?;
+            }
             let (fh, temporary) = match fh {
                 Some(fh) => (fh, false),
                 None => {
@@ -569,14 +713,17 @@ impl Writable {
 
     /// Free blocks of `bsize` bytes on the file system holding the archive.
     pub fn free_blocks(&self, bsize: u64) -> u64 {
-        rustix::fs::statvfs(self.writer.layout().index())
+        rustix::fs::statvfs(&self.index_path)
             .map(|s| s.f_bavail.saturating_mul(s.f_frsize) / bsize)
             .unwrap_or(0)
     }
 
     /// Commit what is pending (at unmount).
     pub fn finish(&mut self) -> crate::Result<()> {
-        self.writer.commit()
+        match &mut self.writer.0 {
+            Some(w) => w.commit(),
+            None => Ok(()),
+        }
     }
 }
 
