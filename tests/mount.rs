@@ -883,3 +883,37 @@ fn a_mount_with_defrag_enabled_gives_back_what_was_removed() {
     run_ok(bin("barecat-verify"), [&s.archive]);
     common::py_verify(&s.archive);
 }
+
+/// `-o fg` (Python barecat's) keeps the daemon in the foreground, as `-f` does:
+/// the command runs until the mount is unmounted, then exits 0.
+#[test]
+fn python_barecat_o_fg_stays_in_the_foreground() {
+    need!("fusermount3");
+    if !fuse_available() {
+        return;
+    }
+    let s = setup();
+    let child = Command::new(bin("barecat"))
+        .arg("mount")
+        .arg(&s.archive)
+        .arg(&s.mnt)
+        .args(["-o", "fg,mmap"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut m = mount_util::Mounted::guard(&s.mnt, Some(child));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !is_mounted(&s.mnt) {
+        let exited = m.child.as_mut().unwrap().try_wait().unwrap();
+        assert!(exited.is_none(), "barecat mount -o fg exited: {exited:?}");
+        assert!(Instant::now() < deadline, "no mount after 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(fs::read(m.path("top.txt")).unwrap(), s.files["top.txt"]);
+    // Still ours: the command has not returned.
+    assert!(m.child.as_mut().unwrap().try_wait().unwrap().is_none());
+    mount_util::fusermount_u(&s.mnt);
+    let status = m.child.take().unwrap().wait().unwrap();
+    assert!(status.success(), "{status}");
+}
