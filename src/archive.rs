@@ -264,8 +264,21 @@ impl Archive {
     /// returned are the file's.
     pub fn read_range(&self, fi: &FileInfo, offset: u64, len: u64) -> Result<Vec<u8>> {
         // The extent is checked before allocating, so an absurd size in a damaged
-        // row never becomes a giant allocation.
-        self.shards.check_extent(fi)?;
+        // row never becomes a giant allocation. A row that no longer fits its shard
+        // may be one the file has left (a defragmentation moved it and cut the
+        // shard): the current row is checked instead.
+        let now;
+        let fi = match self.shards.check_extent(fi) {
+            Ok(()) => fi,
+            Err(e) => match self.moved(fi)? {
+                Some(moved) => {
+                    self.shards.check_extent(&moved)?;
+                    now = moved;
+                    &now
+                }
+                None => return Err(e),
+            },
+        };
         let start = offset.min(fi.size);
         let mut buf = vec![0u8; len.min(fi.size - start) as usize];
         let n = self.read_range_into(fi, offset, &mut buf)?;

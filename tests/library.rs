@@ -1157,3 +1157,29 @@ fn rewrites_keep_the_row_id_and_respect_the_shard_limit() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// A range read with a row taken before a defragmentation moved the file and cut
+/// its shard follows the file to its new place (the old extent is past the end).
+#[test]
+fn a_range_read_with_a_stale_row_follows_the_file_a_defrag_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.barecat");
+    let mut w = new_writer(&p, None);
+    w.add_file("big", Meta::default(), &vec![7u8; 1 << 20], None)
+        .unwrap();
+    let small = pseudo_random(3, 5000);
+    w.add_file("small", Meta::default(), &small, None).unwrap();
+    w.finish().unwrap();
+    let a = Archive::open(&p).unwrap();
+    let stale = a.file_info("small").unwrap();
+    let mut w = append(&p);
+    w.remove_file("big").unwrap();
+    w.finish().unwrap();
+    let opts = barecat::maint::defrag::DefragOptions::new(barecat::maint::defrag::DefragMode::Full);
+    let r =
+        barecat::maint::defrag::defrag(&p, &opts, &barecat::progress::Progress::hidden()).unwrap();
+    assert_eq!(r.moved_files, 1);
+    assert!(shard_len(&p, 0) < stale.offset);
+    assert_eq!(a.read_range(&stale, 1000, 2000).unwrap(), small[1000..3000]);
+    assert_eq!(a.read_file(&stale).unwrap(), small);
+}

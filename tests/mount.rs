@@ -854,6 +854,8 @@ fn a_mount_with_defrag_enabled_gives_back_what_was_removed() {
     fs::write(m.path("big2"), &big).unwrap();
     let after = pseudo_random(6, 300_000);
     fs::write(m.path("after.bin"), &after).unwrap();
+    // Open for reading across the defragmentation, which moves the file.
+    let held = fs::File::open(m.path("after.bin")).unwrap();
     fs::remove_file(m.path("big1")).unwrap();
     fs::remove_file(m.path("big2")).unwrap();
     // It runs on the daemon's side once no file is open for writing.
@@ -865,6 +867,12 @@ fn a_mount_with_defrag_enabled_gives_back_what_was_removed() {
         assert!(Instant::now() < deadline, "no defragmentation logged");
         std::thread::sleep(Duration::from_millis(50));
     }
+    let mut tail = vec![0u8; 1000];
+    if let Err(e) = held.read_exact_at(&mut tail, 250_000) {
+        panic!("{e}: {}", fs::read_to_string(&log).unwrap());
+    }
+    assert_eq!(tail, after[250_000..251_000]);
+    drop(held);
     assert_eq!(fs::read(m.path("after.bin")).unwrap(), after);
     let later = pseudo_random(7, 100_000);
     fs::write(m.path("later.bin"), &later).unwrap();
@@ -874,9 +882,8 @@ fn a_mount_with_defrag_enabled_gives_back_what_was_removed() {
     assert_eq!(a.read("after.bin").unwrap(), after);
     assert_eq!(a.read("later.bin").unwrap(), later);
     assert!(!a.exists("big1").unwrap());
-    let physical: u64 = (0..)
-        .map_while(|n| fs::metadata(a.layout().shard_path(n)).ok())
-        .map(|m| m.len())
+    let physical: u64 = (a.layout().shard_files().unwrap().iter())
+        .map(|s| fs::metadata(&s.path).unwrap().len())
         .sum();
     assert!(physical < 20 << 20, "{physical} bytes of shards left");
     drop(a);

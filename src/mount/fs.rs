@@ -530,13 +530,22 @@ impl Fs {
         lock(&self.verified).contains(id)
     }
 
-    /// `size` bytes of `fi` from `offset`, not checked.
+    /// `size` bytes of `fi` from `offset`, not checked. On a writable mount files
+    /// move (its defragmentation, a rewrite) while open for reading: the read
+    /// follows the file to its current place ([`Archive::read_range`], one more
+    /// row query); on a read-only one nothing moves and one positioned read does.
     fn read_range(
         &self,
         fi: &FileInfo,
         offset: u64,
         size: u32,
     ) -> std::result::Result<Vec<u8>, Errno> {
+        if self.writable.is_some() {
+            return self
+                .archive
+                .read_range(fi, offset, size as u64)
+                .map_err(|e| self.fail(&fi.path, &e));
+        }
         let n = (size as u64).min(fi.size.saturating_sub(offset)) as usize;
         let mut buf = vec![0u8; n];
         let got = self
@@ -568,15 +577,15 @@ impl Fs {
             return self.read_range(&fi, offset, size);
         }
         if fi.size <= WHOLE_AT_FIRST_READ {
-            let data = match self.archive.read_file(&fi) {
+            let mut data = match self.archive.read_file(&fi) {
                 Ok(data) => data,
                 Err(e @ Error::CrcMismatch { .. }) => return Err(self.mark_bad(id, &e)),
                 Err(e) => return Err(self.fail(&fi.path, &e)),
             };
             lock(&self.verified).insert(id);
-            let start = offset.min(fi.size) as usize;
-            let end = offset.saturating_add(size as u64).min(fi.size) as usize;
-            return Ok(data[start..end].to_vec());
+            data.truncate(offset.saturating_add(size as u64).min(fi.size) as usize);
+            data.drain(..(offset.min(fi.size) as usize));
+            return Ok(data);
         }
         let gate = lock(&self.checking).entry(id).or_default().clone();
         {

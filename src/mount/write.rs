@@ -128,8 +128,6 @@ pub(crate) struct Writable {
     index_path: PathBuf,
     /// Bytes of files removed or replaced since the last defragmentation.
     removed: u64,
-    /// Bytes of files replaced by saves not yet counted in `removed`.
-    replaced: u64,
 }
 
 impl Writable {
@@ -141,7 +139,6 @@ impl Writable {
             streaming: None,
             policy,
             removed: 0,
-            replaced: 0,
         }
     }
 
@@ -171,9 +168,12 @@ impl Writable {
             Ok(Some(root)) => root.size_tree.max(0) as u64,
             _ => return,
         };
-        let layout = self.writer.layout().clone();
-        let physical: u64 = (0..)
-            .map_while(|n| std::fs::metadata(layout.shard_path(n)).ok())
+        let Ok(shards) = self.writer.layout().shard_files() else {
+            return;
+        };
+        let physical: u64 = shards
+            .iter()
+            .filter_map(|s| std::fs::metadata(&s.path).ok())
             .map(|m| m.len())
             .sum();
         if physical.saturating_sub(live) * 10 < physical {
@@ -553,7 +553,8 @@ impl Writable {
         if let Some(h) = self.open.get_mut(&fh) {
             h.dirty = false;
         }
-        self.replaced += old.size;
+        // The old bytes count once no file is open (see `release`).
+        self.removed += old.size;
         Ok(())
     }
 
@@ -566,9 +567,7 @@ impl Writable {
         if self.streaming == Some(fh) {
             self.streaming = None;
         }
-        // The old bytes of files rewritten count once no file is open.
-        let replaced = std::mem::take(&mut self.replaced);
-        self.removed(fs, replaced);
+        self.removed(fs, 0);
         r
     }
 
