@@ -13,6 +13,7 @@ use std::path::Path;
 use crate::crc;
 use crate::entry::{DirInfo, Entry, FileInfo, Order};
 use crate::error::{Error, Result};
+use crate::fork::ForkLocal;
 use crate::glob::{Glob, GlobOptions};
 use crate::index::{Cond, Index, ScanOrder, ScanSpec, Table};
 use crate::layout::Layout;
@@ -54,12 +55,26 @@ impl OpenOptions {
 pub const WHOLE_READ_LIMIT: u64 = 64 << 20;
 
 /// A read-only archive.
+///
+/// Fork-safe ([`crate::fork`]): in a forked child the connections, shard handles and
+/// remote clients of the parent are left alone, and the archive is opened again from
+/// where it was first opened, on first use.
 pub struct Archive {
+    /// What [`Archive::open_with`] was given (a path or a URL), to open it again in
+    /// a forked child.
+    origin: std::path::PathBuf,
+    opts: OpenOptions,
     layout: Layout,
-    shards: ShardSet,
-    pool: ReadPool,
     version: Version,
     warnings: Vec<String>,
+    backend: ForkLocal<Backend>,
+}
+
+/// What reads an archive in one process: index connections, shard handles and, for
+/// a remote archive, its index and clients.
+struct Backend {
+    shards: ShardSet,
+    pool: ReadPool,
     /// The index of a remote archive (kept for as long as the archive).
     remote: Option<RemoteIndex>,
 }
@@ -84,13 +99,29 @@ impl Archive {
 
     /// Open with options.
     pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Archive> {
-        match Location::parse(path.as_ref().as_os_str())? {
+        let mut a = match Location::parse(path.as_ref().as_os_str())? {
             Location::Local(p) if p.as_os_str() == path.as_ref().as_os_str() => {
                 Self::open_local(path.as_ref(), opts)
             }
             Location::Local(p) => Self::open_local(&p, opts),
             Location::Remote(url) => Self::open_remote(&url, opts),
-        }
+        }?;
+        a.origin = path.as_ref().to_path_buf();
+        Ok(a)
+    }
+
+    /// This process's backend: the one made at open, or in a forked child one made
+    /// by opening the archive again.
+    fn backend(&self) -> Result<&Backend> {
+        self.backend.get_or_try_init(|| {
+            let again = Self::open_with(&self.origin, self.opts)?;
+            again.backend.into_inner().ok_or_else(|| {
+                Error::InvalidOperation(format!(
+                    "{}: could not open the archive again after fork",
+                    self.origin.display()
+                ))
+            })
+        })
     }
 
     fn open_remote(url: &RemoteUrl, opts: OpenOptions) -> Result<Archive> {
@@ -104,15 +135,19 @@ impl Archive {
         let opener: crate::read_pool::Opener =
             Box::new(move || Index::open_remote(&reg, &index_path));
         Ok(Archive {
-            shards: ShardSet::remote(
-                layout.clone(),
-                RemoteShards::new(r.store.clone(), url.clone()),
-            ),
-            pool: ReadPool::with_opener(index, opener),
+            origin: url.url().into(),
+            opts,
+            backend: ForkLocal::with(Backend {
+                shards: ShardSet::remote(
+                    layout.clone(),
+                    RemoteShards::new(r.store.clone(), url.clone()),
+                ),
+                pool: ReadPool::with_opener(index, opener),
+                remote: Some(r),
+            }),
             layout,
             version,
             warnings,
-            remote: Some(r),
         })
     }
 
@@ -143,38 +178,42 @@ impl Archive {
         let version = index.version();
         let warnings = index.warnings();
         Ok(Archive {
-            shards: ShardSet::new(layout.clone()),
-            pool: ReadPool::new(layout.index(), index),
+            origin: path.to_path_buf(),
+            opts,
+            backend: ForkLocal::with(Backend {
+                shards: ShardSet::new(layout.clone()),
+                pool: ReadPool::new(layout.index(), index),
+                remote: None,
+            }),
             layout,
             version,
             warnings,
-            remote: None,
         })
     }
 
     /// Is this a remote archive (opened from a URL)?
     pub fn is_remote(&self) -> bool {
-        self.remote.is_some()
+        self.layout.is_remote()
     }
 
     /// The index of a remote archive: how it is read, what became of its sidecar.
-    pub fn remote_index(&self) -> Option<&RemoteIndex> {
-        self.remote.as_ref()
+    pub fn remote_index(&self) -> Result<Option<&RemoteIndex>> {
+        Ok(self.backend()?.remote.as_ref())
     }
 
     /// Run `f` with an index connection of this thread's own (borrowed from the pool),
     /// in a read transaction that may have started a few milliseconds ago (what it
     /// sees is still the last committed state: writers cannot commit meanwhile).
     pub fn with_index<T>(&self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
-        self.pool.with(f)
+        self.backend()?.pool.with(f)
     }
 
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
-    pub fn shards(&self) -> &ShardSet {
-        &self.shards
+    pub fn shards(&self) -> Result<&ShardSet> {
+        Ok(&self.backend()?.shards)
     }
 
     pub fn version(&self) -> Version {
@@ -251,7 +290,7 @@ impl Archive {
     /// returned without an error.
     pub fn read_file(&self, fi: &FileInfo) -> Result<Vec<u8>> {
         self.follow_moves(fi, |fi| {
-            let data = self.shards.read(fi)?;
+            let data = self.shards()?.read(fi)?;
             check_crc(fi, &data)?;
             Ok(data)
         })
@@ -268,11 +307,11 @@ impl Archive {
         // may be one the file has left (a defragmentation moved it and cut the
         // shard): the current row is checked instead.
         let now;
-        let fi = match self.shards.check_extent(fi) {
+        let fi = match self.shards()?.check_extent(fi) {
             Ok(()) => fi,
             Err(e) => match self.moved(fi)? {
                 Some(moved) => {
-                    self.shards.check_extent(&moved)?;
+                    self.shards()?.check_extent(&moved)?;
                     now = moved;
                     &now
                 }
@@ -293,13 +332,13 @@ impl Archive {
         let mut cur = fi.clone();
         for _ in 0..MOVE_RETRIES {
             let r = self.read_range_once(&cur, offset, buf);
-            if !self.shards.is_current(cur.shard) {
+            if !self.shards()?.is_current(cur.shard) {
                 continue; // the shard file was replaced: read again from the new one
             }
             match self.moved(&cur)? {
                 None => return r,
                 Some(now) => {
-                    self.shards.forget(cur.shard);
+                    self.shards()?.forget(cur.shard);
                     cur = now;
                 }
             }
@@ -310,8 +349,8 @@ impl Archive {
     fn read_range_once(&self, fi: &FileInfo, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let start = offset.min(fi.size);
         let n = (buf.len() as u64).min(fi.size - start) as usize;
-        self.shards.check_extent(fi)?;
-        self.shards.read_into(fi, start, &mut buf[..n])?;
+        self.shards()?.check_extent(fi)?;
+        self.shards()?.read_into(fi, start, &mut buf[..n])?;
         Ok(n)
     }
 
@@ -326,7 +365,7 @@ impl Archive {
                     detail: format!("is {} bytes, not {}", fi.size, buf.len()),
                 });
             }
-            self.shards.read_into(fi, 0, buf)?;
+            self.shards()?.read_into(fi, 0, buf)?;
             check_crc(fi, buf)
         })
     }
@@ -334,7 +373,7 @@ impl Archive {
     /// The row of `fi`'s path if it differs from `fi` now (the file was moved,
     /// resized or replaced), `None` if it is unchanged; an error if it is gone.
     fn moved(&self, fi: &FileInfo) -> Result<Option<FileInfo>> {
-        match self.pool.with_fresh(|i| i.file(&fi.path))? {
+        match self.backend()?.pool.with_fresh(|i| i.file(&fi.path))? {
             Some(now) if now == *fi => Ok(None),
             Some(now) => Ok(Some(now)),
             None => Err(Error::NotFound(fi.path.clone())),
@@ -354,7 +393,7 @@ impl Archive {
             let r = read(&cur);
             let suspicious = match &r {
                 Ok(_) if cur.crc32c.is_none() => {
-                    if !self.shards.is_current(cur.shard) {
+                    if !self.shards()?.is_current(cur.shard) {
                         continue; // read from a replaced shard file: read again
                     }
                     true
@@ -367,7 +406,7 @@ impl Archive {
             }
             match self.moved(&cur)? {
                 Some(now) => {
-                    self.shards.forget(cur.shard);
+                    self.shards()?.forget(cur.shard);
                     cur = std::borrow::Cow::Owned(now);
                 }
                 None if r.is_ok() => return r,
@@ -375,7 +414,7 @@ impl Archive {
                 // (it may have been replaced by a new file of the same name).
                 None if !reopened => {
                     reopened = true;
-                    self.shards.forget(cur.shard);
+                    self.shards()?.forget(cur.shard);
                 }
                 None => return r,
             }
@@ -391,7 +430,7 @@ impl Archive {
     pub fn read_at(&self, fi: &FileInfo, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let start = offset.min(fi.size);
         let n = (buf.len() as u64).min(fi.size - start) as usize;
-        self.shards.read_into(fi, start, &mut buf[..n])?;
+        self.shards()?.read_into(fi, start, &mut buf[..n])?;
         Ok(n)
     }
 
@@ -402,14 +441,14 @@ impl Archive {
     /// of a file it moved: use [`read_file`](Self::read_file) or check the view with
     /// [`check_crc`] right where it is used when writers may be running.
     pub fn map(&self, fi: &FileInfo) -> Result<MappedFile> {
-        self.shards.slice(fi)
+        self.shards()?.slice(fi)
     }
 
     /// Zero-copy view of `fi`'s bytes, CRC-checked (following a moved file as
     /// [`read_file`](Self::read_file) does).
     pub fn map_verified(&self, fi: &FileInfo) -> Result<MappedFile> {
         self.follow_moves(fi, |fi| {
-            let m = self.shards.slice(fi)?;
+            let m = self.shards()?.slice(fi)?;
             check_crc(fi, &m)?;
             Ok(m)
         })
@@ -440,13 +479,13 @@ impl Archive {
         out: &mut dyn Write,
         out_err: impl Fn(std::io::Error) -> Error,
     ) -> Result<()> {
-        self.shards.check_extent(fi)?;
+        self.shards()?.check_extent(fi)?;
         let mut crc = crc::Crc32c::new();
         let mut buf = vec![0u8; (1 << 20).min(fi.size) as usize];
         let mut at = 0u64;
         while at < fi.size {
             let n = (fi.size - at).min(buf.len() as u64) as usize;
-            self.shards.read_into(fi, at, &mut buf[..n])?;
+            self.shards()?.read_into(fi, at, &mut buf[..n])?;
             crc.update(&buf[..n]);
             out.write_all(&buf[..n]).map_err(&out_err)?;
             at += n as u64;

@@ -26,7 +26,6 @@ use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 /// Bytes gathered before a direct write.
 const STAGE: usize = 8 << 20;
@@ -49,7 +48,7 @@ pub(crate) struct DirectStage {
     len: usize,
     /// The previous stage, being written on a thread of its own: appending goes on
     /// into a second buffer meanwhile, so the device's latency is not the writer's.
-    in_flight: Option<JoinHandle<Written>>,
+    in_flight: Option<crate::fork::Worker<Written>>,
     /// A buffer back from a finished write, for the next stage.
     spare: Option<Vec<u8>>,
 }
@@ -199,7 +198,7 @@ impl DirectStage {
     /// outcome: for bytes that are about to be cut off anyway (a rollback).
     pub(crate) fn abandon(&mut self) {
         if let Some(h) = self.in_flight.take() {
-            if let Ok(w) = h.join() {
+            if let Some(w) = h.join() {
                 self.spare = Some(w.mem);
             }
         }
@@ -225,7 +224,7 @@ impl DirectStage {
         self.base += full_end as u64;
         self.done = 0;
         self.len = tail;
-        self.in_flight = Some(std::thread::spawn(move || {
+        self.in_flight = Some(crate::fork::Worker::spawn(move || {
             let (reached, result, refused) =
                 write_direct(&file, &mem[at..], base, from, full_end, align);
             Written {
@@ -250,7 +249,7 @@ impl DirectStage {
         };
         let w = h
             .join()
-            .map_err(|_| io::Error::other("the direct-I/O thread failed"))?;
+            .ok_or_else(|| io::Error::other("the direct-I/O thread failed"))?;
         if w.refused {
             self.file = None;
         }

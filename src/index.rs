@@ -117,6 +117,13 @@ fn is_code(e: &rusqlite::Error, code: ErrorCode) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == code)
 }
 
+/// Every connection to a local index is made here, after the fork-safe mutexes
+/// are installed ([`crate::fork`]).
+pub(crate) fn connect(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
+    crate::fork::install();
+    Connection::open_with_flags(path, flags)
+}
+
 fn not_an_archive(path: &Path, e: rusqlite::Error) -> Error {
     if is_code(&e, ErrorCode::NotADatabase) {
         Error::NotAnArchive {
@@ -140,7 +147,7 @@ impl Index {
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let open = || -> rusqlite::Result<Connection> {
-            let conn = Connection::open_with_flags(path, flags)?;
+            let conn = connect(path, flags)?;
             harden(&conn, Access::ReadOnly)?;
             conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
             Ok(conn)
@@ -170,7 +177,7 @@ impl Index {
     }
 
     fn recover_hot_journal(path: &Path) -> rusqlite::Result<()> {
-        let conn = Connection::open_with_flags(
+        let conn = connect(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
@@ -201,7 +208,7 @@ impl Index {
                 path: path.to_path_buf(),
             });
         }
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| not_an_archive(path, e))?;
+        let conn = connect(path, flags).map_err(|e| not_an_archive(path, e))?;
         harden(&conn, Access::ReadWrite).map_err(|e| not_an_archive(path, e))?;
         let empty: bool = conn
             .query_row("SELECT count(*) = 0 FROM sqlite_schema", [], |r| r.get(0))
@@ -239,7 +246,7 @@ impl Index {
         if md.len() == 0 {
             return Ok(true);
         }
-        let conn = Connection::open_with_flags(
+        let conn = connect(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )

@@ -35,6 +35,7 @@ pub mod edit;
 pub mod entry;
 pub mod error;
 pub mod export;
+pub mod fork;
 pub mod glob;
 pub mod index;
 pub mod ingest;

@@ -15,7 +15,8 @@
 //! transactions of connections that sit idle in the pool (a reader that stops
 //! reading never blocks a writer; writers wait up to five seconds for a lock).
 //!
-//! A pool must not be used across `fork`: the child opens its own archive.
+//! A pool is never used across `fork`: [`crate::Archive`] keeps it per process
+//! generation ([`crate::fork`]), so a child opens connections of its own.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -218,7 +219,6 @@ impl Drop for ReadPool {
 /// End the transactions of idle connections once they are [`HOLD`] old; sleep until
 /// the next one is due, or until one is handed back when none is held.
 fn release_loop(shared: &Shared) {
-    fork_gate::install();
     let mut st = shared.lock();
     loop {
         if st.closed {
@@ -226,9 +226,6 @@ fn release_loop(shared: &Shared) {
         }
         let now = Instant::now();
         let mut next: Option<Instant> = None;
-        // No fork while this thread is inside SQLite: a child would inherit SQLite's
-        // process-wide locks held by a thread it does not have.
-        let gate = fork_gate::enter();
         for p in &mut st.idle {
             if p.expired(now) {
                 p.end();
@@ -237,7 +234,6 @@ fn release_loop(shared: &Shared) {
                 next = Some(next.map_or(due, |n: Instant| n.min(due)));
             }
         }
-        drop(gate);
         st = match next {
             Some(due) => {
                 let wait = due.saturating_duration_since(now);
@@ -252,51 +248,5 @@ fn release_loop(shared: &Shared) {
                 shared.wake.wait(st).unwrap_or_else(|e| e.into_inner())
             }
         };
-    }
-}
-
-/// A lock that `fork` takes first (a `pthread_atfork` handler), held by the release
-/// thread while it runs SQLite: a process forking then waits until the thread is out.
-mod fork_gate {
-    use std::cell::UnsafeCell;
-    use std::sync::Once;
-
-    struct Gate(UnsafeCell<libc::pthread_mutex_t>);
-    // SAFETY: a pthread mutex is made to be shared between threads.
-    unsafe impl Sync for Gate {}
-
-    static GATE: Gate = Gate(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER));
-
-    extern "C" fn lock() {
-        // SAFETY: the static mutex lives for the whole process.
-        unsafe { libc::pthread_mutex_lock(GATE.0.get()) };
-    }
-
-    extern "C" fn unlock() {
-        // SAFETY: locked by `lock` in this thread (prepare, then parent or child).
-        unsafe { libc::pthread_mutex_unlock(GATE.0.get()) };
-    }
-
-    /// Register the fork handlers (once per process).
-    pub fn install() {
-        static ONCE: Once = Once::new();
-        // SAFETY: the handlers only lock and unlock the static mutex.
-        ONCE.call_once(|| unsafe {
-            libc::pthread_atfork(Some(lock), Some(unlock), Some(unlock));
-        });
-    }
-
-    /// Held while the caller is inside SQLite.
-    pub struct Entered(());
-
-    pub fn enter() -> Entered {
-        lock();
-        Entered(())
-    }
-
-    impl Drop for Entered {
-        fn drop(&mut self) {
-            unlock();
-        }
     }
 }

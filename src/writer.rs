@@ -28,6 +28,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Read;
+use std::mem::ManuallyDrop;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -214,8 +215,12 @@ impl PendingFile {
 pub struct ArchiveWriter {
     // Field order matters: the index connection must close before the lock file
     // (closing any descriptor of the index file drops the process's POSIX locks).
-    index: Index,
-    shards: ShardAppender,
+    // Both are dropped by hand in `Drop`, and never in a forked child: closing the
+    // connection there would roll back the parent's transaction on disk.
+    index: ManuallyDrop<Index>,
+    shards: ManuallyDrop<ShardAppender>,
+    /// The process generation that opened the writer ([`crate::fork`]).
+    generation: u64,
     layout: Layout,
     batch: Option<Batch>,
     dirs: DirCache,
@@ -345,8 +350,9 @@ impl ArchiveWriter {
         let mut known = HashSet::new();
         known.insert(String::new());
         Ok(ArchiveWriter {
-            index,
-            shards,
+            index: ManuallyDrop::new(index),
+            shards: ManuallyDrop::new(shards),
+            generation: crate::fork::generation(),
             layout,
             batch: None,
             dirs: DirCache {
@@ -409,9 +415,23 @@ impl ArchiveWriter {
     }
 
     fn check_usable(&self) -> Result<()> {
+        self.check_process()?;
         if self.poisoned {
             return Err(Error::InvalidOperation(format!(
                 "{}: an earlier write failed; the uncommitted batch was abandoned",
+                self.layout.base().display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A writer is used by the process that opened it only: a forked child shares
+    /// its files and its transaction with the parent ([`crate::fork`]).
+    fn check_process(&self) -> Result<()> {
+        if self.generation != crate::fork::generation() {
+            return Err(Error::InvalidOperation(format!(
+                "{}: opened for writing in a parent process; a forked child cannot write \
+                 through it (open the archive again in the child)",
                 self.layout.base().display()
             )));
         }
@@ -428,6 +448,7 @@ impl ArchiveWriter {
     // ------------------------------------------------------------------ batches
 
     fn begin_batch(&mut self) -> Result<()> {
+        self.check_process()?;
         if self.batch.is_none() {
             let p = self.layout.index().to_path_buf();
             self.index.set_bulk_mode(true)?;
@@ -1363,7 +1384,10 @@ impl ArchiveWriter {
         if removed > 0 {
             shard::sync_dir(&last)?;
         }
-        self.shards = open_shards(&self.layout, self.shards.limit(), &self.opts)?;
+        let fresh = open_shards(&self.layout, self.shards.limit(), &self.opts)?;
+        // SAFETY: the old appender is dropped once, here, and replaced at once.
+        unsafe { ManuallyDrop::drop(&mut self.shards) };
+        self.shards = ManuallyDrop::new(fresh);
         Ok(removed)
     }
 
@@ -1843,11 +1867,22 @@ impl ArchiveWriter {
 
 impl Drop for ArchiveWriter {
     fn drop(&mut self) {
+        if self.generation != crate::fork::generation() {
+            // A forked child: the connection, the shard files and any flush thread
+            // are the parent's. Leaked untouched.
+            return;
+        }
         // An unfinished batch is rolled back: its rows disappear, use_triggers returns
         // to 1, and the bytes it wrote stay behind as unreferenced trailing garbage.
         if self.batch.is_some() || !self.index.conn().is_autocommit() {
             let _ = self.index.conn().execute_batch("ROLLBACK");
         }
         let _ = self.index.set_bulk_mode(false);
+        // SAFETY: dropped once, here, in field order (the index before the shards
+        // and the lock file).
+        unsafe {
+            ManuallyDrop::drop(&mut self.index);
+            ManuallyDrop::drop(&mut self.shards);
+        }
     }
 }

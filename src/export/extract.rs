@@ -289,7 +289,7 @@ fn worker(ctx: &Ctx<'_>, rx: Receiver<Vec<Job>>) {
         // requests (the batch is in address order); nothing happens locally.
         let _prefetched = if ctx.archive.is_remote() {
             let fis: Vec<FileInfo> = batch.iter().map(|j| j.fi.clone()).collect();
-            ctx.archive.shards().prefetch(&fis)
+            ctx.archive.shards().ok().and_then(|s| s.prefetch(&fis))
         } else {
             None
         };
@@ -421,7 +421,7 @@ fn set_mtime(fd: impl AsFd, mtime_ns: Option<i64>) -> rustix::io::Result<()> {
 /// is computed, renamed into place only when it matches.
 fn write_large(ctx: &Ctx<'_>, cache: &mut DirCache<'_>, fi: &FileInfo, rel: &str) -> Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    ctx.archive.shards().check_extent(fi)?;
+    ctx.archive.shards()?.check_extent(fi)?;
     let (dir, name) = split(rel);
     let dfd = cache.get(dir)?;
     let kind = kind_at(dfd, name);
@@ -454,7 +454,7 @@ fn write_large(ctx: &Ctx<'_>, cache: &mut DirCache<'_>, fi: &FileInfo, rel: &str
     let mut at = 0u64;
     while at < fi.size {
         let n = (fi.size - at).min(buf.len() as u64) as usize;
-        if let Err(e) = ctx.archive.shards().read_into(fi, at, &mut buf[..n]) {
+        if let Err(e) = ctx.archive.shards()?.read_into(fi, at, &mut buf[..n]) {
             remove();
             return Err(e);
         }

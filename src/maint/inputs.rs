@@ -86,15 +86,15 @@ pub fn open_barecat_with(path: &Path, opts: crate::OpenOptions) -> Result<Archiv
     let archive = Archive::open_with(path, opts)?;
     let usage = archive.with_index(|i| i.shard_usage())?;
     for u in usage {
-        let path = archive.shards().path(u.shard);
+        let path = archive.shards()?.path(u.shard);
         let len = if archive.is_remote() {
-            archive.shards().len(u.shard)?
+            archive.shards()?.len(u.shard)?
         } else {
             crate::shard::shard_len(&path)?
         };
         if len < u.logical_end {
             return Err(Error::io(
-                archive.shards().path(u.shard),
+                archive.shards()?.path(u.shard),
                 io::Error::other(format!(
                     "shard is {len} bytes long but its files need {} bytes; run barecat-verify",
                     u.logical_end

@@ -621,10 +621,10 @@ impl Run {
             size: span,
             ..files[0].clone()
         };
-        src.shards().read_into(&first, 0, buf)?;
+        src.shards()?.read_into(&first, 0, buf)?;
         // Files are read in address order: let the kernel read what comes next while
         // this run is checked, written and synced.
-        src.shards().will_need(shard, end, 2 * RUN_BYTES);
+        src.shards()?.will_need(shard, end, 2 * RUN_BYTES);
         for fi in &files {
             let at = (fi.offset - start) as usize;
             let data = &buf[at..at + fi.size as usize];
@@ -652,14 +652,14 @@ fn copy_streamed(
     fi: &FileInfo,
     buf: &mut Vec<u8>,
 ) -> Result<()> {
-    src.shards().check_extent(fi)?;
+    src.shards()?.check_extent(fi)?;
     let mut pf = w.begin_file(&fi.path, fi.meta, fi.size)?;
     let mut at = 0u64;
     while at < fi.size {
         let n = (fi.size - at).min(RUN_BYTES);
         buf.resize(n as usize, 0);
-        src.shards().read_into(fi, at, buf)?;
-        src.shards().will_need(
+        src.shards()?.read_into(fi, at, buf)?;
+        src.shards()?.will_need(
             fi.shard,
             fi.offset + at + n,
             RUN_BYTES.min(fi.size - at - n),

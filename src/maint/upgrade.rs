@@ -154,7 +154,7 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
     let _lock = crate::writer::lock_index(&index)?;
     // Read-write, so that SQLite rolls back a hot journal a killed writer left; the
     // old index is never written.
-    let old = Connection::open_with_flags(
+    let old = crate::index::connect(
         &index,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )

@@ -285,7 +285,7 @@ pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<
     });
     let dirs = dirs?;
     check_shards(&layout, &disk, &scan, &mut f);
-    match archive.remote_index() {
+    match archive.remote_index()? {
         Some(r) => check_remote_sidecar(r, &mut f),
         None => check_sidecar(path, &mut f),
     }
@@ -366,7 +366,7 @@ fn check_remote_sidecar(r: &crate::remote::RemoteIndex, f: &mut Findings) {
 fn remote_shards(archive: &Archive, f: &mut Findings) -> Result<BTreeMap<u64, DiskShard>> {
     let mut out = BTreeMap::new();
     let max = archive.with_index(|i| i.max_shard())?.unwrap_or(0).max(0) as u64;
-    let shards = archive.shards();
+    let shards = archive.shards()?;
     for n in 0..=max {
         match shards.len(n) {
             Ok(length) => {
@@ -996,10 +996,13 @@ fn scan_files(
         }
     }
 
+    let Some(shards) = f.query("opening the shards", archive.shards()) else {
+        return scan;
+    };
     let (tx, rx) = crossbeam_channel::bounded::<Job>(opts.workers.max(1) * 2);
     let checker = Checker {
         disk,
-        shards: archive.shards(),
+        shards,
         problems: Mutex::new(Vec::new()),
         files: AtomicU64::new(0),
         bytes: AtomicU64::new(0),
@@ -1091,7 +1094,7 @@ fn scan_files(
             scan.checked_files += 1;
             scan.checked_bytes += fi.size;
             let crc = fi.crc32c.unwrap_or(0);
-            match archive.shards().read(&fi) {
+            match archive.shards().and_then(|s| s.read(&fi)) {
                 Ok(data) => {
                     let actual = crc::crc32c(&data);
                     if actual != crc {

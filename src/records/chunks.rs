@@ -20,6 +20,7 @@ use memmap2::Mmap;
 use crate::crc;
 use crate::direct::DirectStage;
 use crate::error::{Error, IoContext, Result};
+use crate::fork::ForkLocal;
 use crate::layout::Layout;
 use crate::records::format::{Compress, DatasetPaths, Entry, MAX_RECORD};
 use crate::shard::{lock_shared, not_a_file, sync_dir, truncate_unless_mapped};
@@ -89,7 +90,8 @@ impl Blob {
 /// For a remote archive there are no maps: each slice is read from its shard.
 pub struct MapCache {
     names: ChunkNames,
-    open: RwLock<Vec<Option<Arc<Mapped>>>>,
+    /// Per process generation: a forked child maps the chunks again ([`crate::fork`]).
+    open: ForkLocal<RwLock<Vec<Option<Arc<Mapped>>>>>,
     remote: Option<Arc<crate::Archive>>,
 }
 
@@ -125,7 +127,7 @@ impl MapCache {
     pub fn new(names: ChunkNames) -> MapCache {
         MapCache {
             names,
-            open: RwLock::new(Vec::new()),
+            open: ForkLocal::new(),
             remote: None,
         }
     }
@@ -135,9 +137,13 @@ impl MapCache {
     pub fn remote(names: ChunkNames, archive: Arc<crate::Archive>) -> MapCache {
         MapCache {
             names,
-            open: RwLock::new(Vec::new()),
+            open: ForkLocal::new(),
             remote: Some(archive),
         }
+    }
+
+    fn table(&self) -> &RwLock<Vec<Option<Arc<Mapped>>>> {
+        self.open.get_or_init(|| RwLock::new(Vec::new()))
     }
 
     pub fn names(&self) -> &ChunkNames {
@@ -146,12 +152,22 @@ impl MapCache {
 
     /// For a remote archive, the length of chunk (shard) `id`; `None` when local.
     pub fn remote_len(&self, id: u32) -> Option<Result<u64>> {
-        Some(self.remote.as_ref()?.shards().len(id as u64))
+        Some(
+            self.remote
+                .as_ref()?
+                .shards()
+                .and_then(|s| s.len(id as u64)),
+        )
     }
 
     fn mapped(&self, id: u32) -> Result<Arc<Mapped>> {
         let idx = id as usize;
-        if let Some(Some(m)) = self.open.read().unwrap_or_else(|e| e.into_inner()).get(idx) {
+        if let Some(Some(m)) = self
+            .table()
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(idx)
+        {
             return Ok(m.clone());
         }
         let path = self.names.path(id);
@@ -165,7 +181,7 @@ impl MapCache {
             path,
             map: RwLock::new(Arc::new(Blob::Map(map))),
         });
-        let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
+        let mut open = self.table().write().unwrap_or_else(|e| e.into_inner());
         if open.len() <= idx {
             open.resize(idx + 1, None);
         }
@@ -200,7 +216,7 @@ impl MapCache {
     /// pages stay in the page cache but leave this process's resident set once no
     /// batch holds them: long gathers call this between blocks.
     pub fn release(&self) {
-        let open = self.open.read().unwrap_or_else(|e| e.into_inner());
+        let open = self.table().read().unwrap_or_else(|e| e.into_inner());
         for m in open.iter().flatten() {
             *m.map.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(Blob::Map(empty_map()));
         }
@@ -208,7 +224,7 @@ impl MapCache {
 
     /// Bytes of chunk maps held at the moment (their lengths, not what is resident).
     pub fn mapped_len(&self) -> u64 {
-        let open = self.open.read().unwrap_or_else(|e| e.into_inner());
+        let open = self.table().read().unwrap_or_else(|e| e.into_inner());
         open.iter()
             .flatten()
             .map(|m| m.map.read().unwrap_or_else(|e| e.into_inner()).len() as u64)
@@ -301,7 +317,7 @@ impl MapCache {
                 meta: Default::default(),
             };
             let mut buf = vec![0u8; e.length as usize];
-            a.shards().read_into(&fi, 0, &mut buf)?;
+            a.shards()?.read_into(&fi, 0, &mut buf)?;
             let _ = end;
             return Ok((Arc::new(Blob::Bytes(buf.into())), 0, e.length as usize));
         }

@@ -422,15 +422,15 @@ impl Records {
             last = Some((e.chunk, m));
         }
         let run = |f: &mut (dyn FnMut() -> Result<()> + Send)| -> Result<()> {
-            if indices.len() >= POOL_MIN && opts.threads != 1 {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(opts.threads)
-                    .build()
-                    .map_err(|e| Error::InvalidOperation(format!("reader pool: {e}")))?;
-                pool.install(f)
+            // Always on a pool of ours (never rayon's global one, which a forked
+            // child has no threads for: [`crate::fork::pool`]); one thread for small
+            // gathers.
+            let threads = if indices.len() >= POOL_MIN && opts.threads != 1 {
+                opts.threads
             } else {
-                f()
-            }
+                1
+            };
+            crate::fork::pool(threads)?.install(f)
         };
         let stored = |k: usize| -> &[u8] {
             let s = &slots[k];

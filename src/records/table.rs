@@ -152,7 +152,7 @@ fn read_stamp(index: &Index) -> Result<Stamp> {
 /// the reader instead).
 fn remote_stamp(a: &crate::Archive, index: &Index, built: &Stamp) -> Result<Stamp> {
     let mut h = [0u8; 100];
-    if let Some(r) = a.remote_index() {
+    if let Some(r) = a.remote_index()? {
         let n = r.source.read_at(0, &mut h)?;
         if n < h.len() {
             return Err(Error::corrupt(
@@ -514,7 +514,9 @@ fn fetch_table(archive: &Path, index_mode: crate::remote::IndexMode) -> Result<M
             ..Default::default()
         },
     )?;
-    let r = a.remote_index().expect("a remote archive");
+    let r = a.remote_index()?.ok_or_else(|| {
+        Error::InvalidOperation(format!("{}: not a remote archive", archive.display()))
+    })?;
     let table = PathBuf::from(
         r.url
             .url_of(&r.url.with_suffix(crate::records::format::TABLE_SUFFIX)),

@@ -199,69 +199,72 @@ pub fn verify(path: &std::path::Path, progress: &Progress) -> Result<RecordsRepo
         }
     }
     let compress = r.compress();
-    let found: Vec<(Vec<String>, u64, u64)> = order
-        .par_chunks(1024)
-        .map(|part| {
-            let mut probs = Vec::new();
-            let mut checked = 0;
-            let mut no_crc = 0;
-            let mut bytes = 0u64;
-            for (e, i) in part {
-                checked += 1;
-                if e.length == 0 {
-                    if let Err(err) = r.get_checked(*i) {
-                        probs.push(format!("record {i}: {err}"));
-                    }
-                    continue;
-                }
-                bytes += e.length as u64;
-                match &written[&e.chunk] {
-                    Err(msg) => {
-                        probs.push(format!("record {i}: {msg}"));
+    let pool = crate::fork::pool(0)?;
+    let found: Vec<(Vec<String>, u64, u64)> = pool.install(|| {
+        order
+            .par_chunks(1024)
+            .map(|part| {
+                let mut probs = Vec::new();
+                let mut checked = 0;
+                let mut no_crc = 0;
+                let mut bytes = 0u64;
+                for (e, i) in part {
+                    checked += 1;
+                    if e.length == 0 {
+                        if let Err(err) = r.get_checked(*i) {
+                            probs.push(format!("record {i}: {err}"));
+                        }
                         continue;
                     }
-                    Ok(w) => {
-                        if e.end().is_none_or(|end| end > *w) {
-                            probs.push(format!(
+                    bytes += e.length as u64;
+                    match &written[&e.chunk] {
+                        Err(msg) => {
+                            probs.push(format!("record {i}: {msg}"));
+                            continue;
+                        }
+                        Ok(w) => {
+                            if e.end().is_none_or(|end| end > *w) {
+                                probs.push(format!(
                                 "record {i}: entry (chunk {}, offset {}, {} bytes) lies past the \
                                  written part of its chunk ({w} bytes)",
                                 e.chunk, e.offset, e.length
                             ));
-                            continue;
+                                continue;
+                            }
                         }
                     }
-                }
-                if compress != Compress::None {
-                    // Decompressed too: a damaged frame is found even if its CRC
-                    // was stored after the damage.
-                    if let Err(err) = r.get_checked(*i) {
-                        probs.push(format!("record {i}: {err}"));
-                    }
-                    continue;
-                }
-                let rec = match r.get(*i) {
-                    Ok(x) => x,
-                    Err(err) => {
-                        probs.push(format!("record {i}: {err}"));
+                    if compress != Compress::None {
+                        // Decompressed too: a damaged frame is found even if its CRC
+                        // was stored after the damage.
+                        if let Err(err) = r.get_checked(*i) {
+                            probs.push(format!("record {i}: {err}"));
+                        }
                         continue;
                     }
-                };
-                match r.stored_crc(*i).ok().flatten() {
-                    Some(want) => {
-                        let got = crc::crc32c(&rec);
-                        if got != want {
-                            probs.push(format!(
-                                "record {i}: CRC32C mismatch (stored {want}, computed {got})"
-                            ));
+                    let rec = match r.get(*i) {
+                        Ok(x) => x,
+                        Err(err) => {
+                            probs.push(format!("record {i}: {err}"));
+                            continue;
                         }
+                    };
+                    match r.stored_crc(*i).ok().flatten() {
+                        Some(want) => {
+                            let got = crc::crc32c(&rec);
+                            if got != want {
+                                probs.push(format!(
+                                    "record {i}: CRC32C mismatch (stored {want}, computed {got})"
+                                ));
+                            }
+                        }
+                        None => no_crc += 1,
                     }
-                    None => no_crc += 1,
                 }
-            }
-            progress.add(part.len() as u64, bytes);
-            (probs, checked, no_crc)
-        })
-        .collect();
+                progress.add(part.len() as u64, bytes);
+                (probs, checked, no_crc)
+            })
+            .collect()
+    });
     let mut checked = 0;
     let mut no_crc = 0;
     for (p, c, m) in found {

@@ -122,7 +122,7 @@ pub struct RecordWriter {
     items: Vec<Item>,
     /// The records handed to the slots by the last `flush_data`, being written on
     /// a thread of their own while the caller fills `buf` again.
-    in_flight: Option<std::thread::JoinHandle<Flushed>>,
+    in_flight: Option<crate::fork::Worker<Flushed>>,
     /// The buffer of the last landed flush, for the next one.
     spare: Vec<u8>,
     /// Bytes buffered before the next flush: growing to `FLUSH_BYTES`.
@@ -131,6 +131,8 @@ pub struct RecordWriter {
     commit_bytes: u64,
     summary: WriteSummary,
     poisoned: bool,
+    /// The process generation that opened the writer ([`crate::fork`]).
+    generation: u64,
     _lock: File,
 }
 
@@ -296,6 +298,7 @@ impl RecordWriter {
                 ..Default::default()
             },
             poisoned: false,
+            generation: crate::fork::generation(),
             paths,
             meta,
             offset,
@@ -395,6 +398,13 @@ impl RecordWriter {
     }
 
     fn check_usable(&self) -> Result<()> {
+        if self.generation != crate::fork::generation() {
+            return Err(Error::InvalidOperation(format!(
+                "{}: opened for writing in a parent process; a forked child cannot write \
+                 through it (open the dataset again in the child)",
+                self.paths.dir.display()
+            )));
+        }
         if self.poisoned {
             return Err(Error::InvalidOperation(format!(
                 "{}: an earlier write failed; the uncommitted changes were abandoned",
@@ -574,7 +584,7 @@ impl RecordWriter {
         let buf = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
         let mut slots = std::mem::take(&mut self.slots);
         let next_id = self.next_id.clone();
-        self.in_flight = Some(std::thread::spawn(move || {
+        self.in_flight = Some(crate::fork::Worker::spawn(move || {
             let entries = write_shares(&mut slots, &items, &buf, &next_id);
             Flushed {
                 slots,
@@ -598,7 +608,7 @@ impl RecordWriter {
             return Ok(());
         };
         // A panicked flush takes the slots with it: the error poisons the writer.
-        let f = h.join().map_err(|_| Error::Interrupted)?;
+        let f = h.join().ok_or(Error::Interrupted)?;
         self.slots = f.slots;
         let mut buf = f.buf;
         buf.clear();

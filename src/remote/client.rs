@@ -27,6 +27,8 @@
 use std::future::Future;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::fork::ForkLocal;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -40,36 +42,18 @@ use crate::error::{Error, Result};
 
 // ---------------------------------------------------------------------- runtime
 
-struct Rt {
-    pid: u32,
-    rt: Arc<tokio::runtime::Runtime>,
-}
-
 /// The runtime of this process. A child made by `fork` has none of its parent's
 /// threads: it gets a runtime of its own (the parent's is leaked, not dropped).
-fn runtime() -> Result<Arc<tokio::runtime::Runtime>> {
-    static RT: Mutex<Option<Rt>> = Mutex::new(None);
-    let mut g = RT.lock().unwrap_or_else(|e| e.into_inner());
-    let pid = std::process::id();
-    if let Some(r) = g.as_ref() {
-        if r.pid == pid {
-            return Ok(r.rt.clone());
-        }
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("barecat-io")
-        .enable_all()
-        .build()
-        .map_err(|e| Error::io("<remote I/O runtime>", e))?;
-    let rt = Arc::new(rt);
-    if let Some(old) = g.replace(Rt {
-        pid,
-        rt: rt.clone(),
-    }) {
-        std::mem::forget(old);
-    }
-    Ok(rt)
+fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+    static RT: ForkLocal<tokio::runtime::Runtime> = ForkLocal::new();
+    RT.get_or_try_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("barecat-io")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io("<remote I/O runtime>", e))
+    })
 }
 
 /// Run `fut` on the runtime and wait for it from this (synchronous) thread. Works
@@ -99,6 +83,11 @@ pub(crate) fn spawn(fut: impl Future<Output = ()> + Send + 'static) -> Result<()
 
 fn install_crypto() {
     static ONCE: OnceLock<()> = OnceLock::new();
+    if ONCE.get().is_some() {
+        return;
+    }
+    // Never half-done at a fork (see `Settings::get`).
+    crate::fork::on_prepare(install_crypto);
     ONCE.get_or_init(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
     });

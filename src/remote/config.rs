@@ -93,6 +93,14 @@ impl Settings {
     /// The settings of this process.
     pub fn get() -> &'static Settings {
         static S: OnceLock<Settings> = OnceLock::new();
+        if let Some(s) = S.get() {
+            return s;
+        }
+        // A fork while another thread reads the settings waits for it to finish,
+        // so that a child never finds them half-made ([`crate::fork`]).
+        crate::fork::on_prepare(|| {
+            Settings::get();
+        });
         S.get_or_init(Settings::from_env)
     }
 }

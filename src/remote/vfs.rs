@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rusqlite::{ffi, Connection, OpenFlags};
 
+use crate::fork::ForkLocal;
+
 use super::pages::{PageSource, ScanState};
 use crate::error::Error;
 
@@ -35,8 +37,10 @@ pub(crate) fn take_error() -> Option<Error> {
     LAST_ERROR.with(|e| e.borrow_mut().take())
 }
 
+/// The page sources registered in this process (a forked child starts with none:
+/// its archives open their indexes again, [`crate::fork`]).
 fn sources() -> &'static Mutex<HashMap<String, Arc<PageSource>>> {
-    static S: OnceLock<Mutex<HashMap<String, Arc<PageSource>>>> = OnceLock::new();
+    static S: ForkLocal<Mutex<HashMap<String, Arc<PageSource>>>> = ForkLocal::new();
     S.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
@@ -368,6 +372,13 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
 /// Register the VFS once per process (not as the default).
 fn register() -> rusqlite::Result<()> {
     static DONE: OnceLock<std::result::Result<(), c_int>> = OnceLock::new();
+    if DONE.get().is_none() {
+        // Never half-done at a fork ([`crate::fork`]).
+        crate::fork::on_prepare(|| {
+            let _ = register();
+        });
+        crate::fork::install();
+    }
     let r = DONE.get_or_init(|| {
         // SAFETY: sqlite3_vfs_find(NULL) returns the default VFS, which lives for
         // the process; the VFS struct is leaked, so it outlives every connection.
