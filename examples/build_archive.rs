@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--prefix" => prefix = Some(args.next().unwrap_or_else(|| usage())),
             "-s" => {
                 let s = args.next().unwrap_or_else(|| usage());
-                limit = Some(barecat::size::parse_size(&s)?);
+                limit = Some(barecat::core::size::parse_size(&s)?);
             }
             "--part" => {
                 let s = args.next().unwrap_or_else(|| usage());

@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         match a.as_str() {
             "--per-dir" => per_dir = value().parse()?,
             "--seed" => seed = value().parse()?,
-            "-s" => limit = Some(barecat::size::parse_size(&value())?),
+            "-s" => limit = Some(barecat::core::size::parse_size(&value())?),
             _ => positional.push(a),
         }
     }

@@ -24,7 +24,7 @@ warn() { echo "test.sh: $*" >&2; }
 # --- 1. Debian packages ------------------------------------------------------------
 missing=()
 while read -r kind name install _; do
-    [ "$kind" = apt ] || continue
+    [ "$kind" = apt ] || [ "$kind" = diag ] || continue
     command -v "$name" >/dev/null 2>&1 || missing+=("$install")
 done < <(grep -v '^[[:space:]]*#' "$manifest" | grep -v '^[[:space:]]*$')
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)

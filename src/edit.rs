@@ -23,12 +23,12 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::entry::{DirInfo, Entry, FileInfo, Meta, Order};
-use crate::error::{Error, Result, SqlContext};
-use crate::glob::{has_wildcards, Glob, GlobOptions};
-use crate::index::{Cursor, Index};
-use crate::path as mpath;
-use crate::writer::{ArchiveWriter, CreateMode, Removed, WriterOptions};
+use crate::core::entry::{DirInfo, Entry, FileInfo, Meta, Order};
+use crate::core::error::{Error, Result, SqlContext};
+use crate::core::glob::{has_wildcards, Glob, GlobOptions};
+use crate::core::index::{Cursor, Index};
+use crate::core::path as mpath;
+use crate::core::writer::{ArchiveWriter, CreateMode, Removed, WriterOptions};
 
 /// Open an existing archive for an edit: one transaction for the whole command
 /// (committed by [`ArchiveWriter::finish`] or [`finish_removal`]).
@@ -544,7 +544,7 @@ pub fn apply_meta(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::writer::{CreateMode, WriterOptions};
+    use crate::core::writer::{CreateMode, WriterOptions};
 
     fn sample(dir: &Path) -> std::path::PathBuf {
         let p = dir.join("a.barecat");

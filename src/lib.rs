@@ -27,37 +27,28 @@
 //! # Ok::<(), barecat::Error>(())
 //! ```
 
-pub mod archive;
-pub mod cli;
-pub mod crc;
-mod direct;
+pub mod core;
+
 pub mod edit;
-pub mod entry;
-pub mod error;
 pub mod export;
-pub mod fork;
-pub mod glob;
-pub mod index;
 pub mod ingest;
-pub mod layout;
 pub mod listing;
 pub mod maint;
 pub mod mount;
-pub mod path;
-pub mod progress;
-pub mod read_pool;
 pub mod records;
-pub mod remote;
-pub mod repair;
-pub mod schema;
-pub mod shard;
-pub mod sidecar;
-pub mod size;
 pub mod sync;
-pub mod writer;
 
-pub use archive::{Archive, Listing, OpenOptions};
-pub use entry::{DirInfo, Entry, FileInfo, Meta, Order};
-pub use error::{Error, Result};
-pub use layout::Layout;
-pub use writer::{ArchiveWriter, CreateMode, Removed, WriteStats, WriterOptions};
+mod cli;
+
+pub use crate::core::archive::{Archive, OpenOptions};
+pub use crate::core::entry::{DirInfo, Entry, FileInfo, Listing, Meta, Order};
+pub use crate::core::error::{Error, Result};
+pub use crate::core::format::layout::Layout;
+pub use crate::core::writer::{ArchiveWriter, CreateMode, Removed, WriteStats, WriterOptions};
+
+/// Run the command-line program `program` (`barecat`, `barecat-create`, …) with this
+/// process's arguments: what each of the crate's binaries does. Exit status 0 on
+/// success, 1 on failure, 2 on a usage error.
+pub fn main(program: &str) -> std::process::ExitCode {
+    cli::main(program)
+}

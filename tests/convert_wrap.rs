@@ -123,7 +123,7 @@ fn wrap_indexes_a_tar_in_place_with_crcs_and_python_reads_it() {
     assert_same(&contents(&out), &want, "wrapped tar");
     // Every file has its CRC32C (Python barecat's --wrap stores none).
     for (p, (_, crc, ..)) in describe(&out) {
-        assert_eq!(crc, Some(barecat::crc::crc32c(&want[&p])), "{p}");
+        assert_eq!(crc, Some(barecat::core::crc::crc32c(&want[&p])), "{p}");
     }
     assert!(dir_paths(&out).contains("src/empty_dir"));
     check(&out);

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use barecat::glob::GlobOptions;
+use barecat::core::glob::GlobOptions;
 use barecat::records::{DatasetOptions, RecordWriter, Records};
 use barecat::{Archive, ArchiveWriter, CreateMode, Meta, WriterOptions};
 

@@ -253,12 +253,12 @@ fn python_archives_are_read_identically() {
         let subdirs: Vec<&str> = l
             .dirs
             .iter()
-            .map(|x| barecat::path::basename(&x.path))
+            .map(|x| barecat::core::path::basename(&x.path))
             .collect();
         let files: Vec<&str> = l
             .files
             .iter()
-            .map(|x| barecat::path::basename(&x.path))
+            .map(|x| barecat::core::path::basename(&x.path))
             .collect();
         assert_eq!(serde_json::json!(subdirs), step[1], "dirs of {d:?}");
         assert_eq!(serde_json::json!(files), step[2], "files of {d:?}");
@@ -322,7 +322,7 @@ fn python_archive_with_dotdot_path_still_reads() {
     let a = Archive::open(&arch).unwrap();
     let fi = a.file_info("../escape.txt").unwrap();
     assert_eq!(a.read_file(&fi).unwrap(), b"out");
-    assert!(!barecat::path::is_safe_stored(&fi.path));
+    assert!(!barecat::core::path::is_safe_stored(&fi.path));
 }
 
 #[test]
@@ -384,7 +384,7 @@ fn our_crc_is_unsigned_and_python_agrees() {
     // Find contents whose CRC has the top bit set.
     let data = (0..1000u64)
         .map(|s| pseudo_random(s, 64))
-        .find(|d| barecat::crc::crc32c(d) >= 1 << 31)
+        .find(|d| barecat::core::crc::crc32c(d) >= 1 << 31)
         .unwrap();
     let fi = w
         .add_file("high.bin", Meta::default(), &data, None)

@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use barecat::archive::{WalkEvent, WalkOptions};
-use barecat::glob::GlobOptions;
+use barecat::core::archive::{WalkEvent, WalkOptions};
+use barecat::core::glob::GlobOptions;
 use barecat::{
     Archive, ArchiveWriter, CreateMode, Entry, Error, Layout, Meta, Order, WriterOptions,
 };
@@ -1176,8 +1176,8 @@ fn a_range_read_with_a_stale_row_follows_the_file_a_defrag_moved() {
     w.remove_file("big").unwrap();
     w.finish().unwrap();
     let opts = barecat::maint::defrag::DefragOptions::new(barecat::maint::defrag::DefragMode::Full);
-    let r =
-        barecat::maint::defrag::defrag(&p, &opts, &barecat::progress::Progress::hidden()).unwrap();
+    let r = barecat::maint::defrag::defrag(&p, &opts, &barecat::core::progress::Progress::hidden())
+        .unwrap();
     assert_eq!(r.moved_files, 1);
     assert!(shard_len(&p, 0) < stale.offset);
     assert_eq!(a.read_range(&stale, 1000, 2000).unwrap(), small[1000..3000]);

@@ -131,7 +131,7 @@ fn meta(mode: Option<u32>, uid: Option<u32>, mtime_ns: Option<i64>) -> Meta {
 fn rich_archive(dir: &Path) -> PathBuf {
     let p = dir.join("rich.barecat");
     let mut w = ArchiveWriter::open(&p, WriterOptions::default()).unwrap();
-    let now = barecat::index::now_ns();
+    let now = barecat::core::index::now_ns();
     // 0.3 µs before a whole minute of an hour ago: Python's float seconds round up.
     let minute = (now / 60_000_000_000) * 60_000_000_000 - 3_600_000_000_000;
     let metas = [

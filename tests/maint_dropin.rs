@@ -253,7 +253,7 @@ fn reshard_copies_only_what_moves_and_reports_files_larger_than_the_limit() {
     );
     assert_eq!(fs::read(&a).unwrap(), index);
     assert_eq!(shard_bytes(&a), shards);
-    assert!(barecat::sidecar::check(&a).unwrap().is_valid());
+    assert!(barecat::core::sidecar::check(&a).unwrap().is_valid());
     // Usage errors.
     for args in [
         vec![s(&a)],
@@ -770,7 +770,7 @@ fn upgrade_crashed_at_every_step_leaves_the_old_or_the_new_archive() {
         assert_eq!(rows(&a), want_rows, "step {step}");
         check(&a);
         assert!(
-            barecat::sidecar::check(&a).unwrap().is_valid(),
+            barecat::core::sidecar::check(&a).unwrap().is_valid(),
             "step {step}"
         );
         let left: Vec<String> = fs::read_dir(&dd)

@@ -293,6 +293,13 @@ fn every_peer_is_installed_by_test_sh_or_guarded() {
         .map(|p| p.name.as_str())
         .collect();
 
+    // Diagnostics-only programs: known, never needing a guard.
+    let diag: Vec<&str> = peers
+        .iter()
+        .filter(|p| p.kind == "diag")
+        .map(|p| p.name.as_str())
+        .collect();
+
     let mut files = Vec::new();
     rs_files(&repo.join("tests"), &mut files);
     files.sort();
@@ -319,7 +326,11 @@ fn every_peer_is_installed_by_test_sh_or_guarded() {
         for (pos, lit) in &lits {
             if code[..*pos].ends_with("Command::new(") {
                 let prog = lit.as_str();
-                if !BASE.contains(&prog) && !apt.contains(&prog) && !prog.contains('/') {
+                if !BASE.contains(&prog)
+                    && !apt.contains(&prog)
+                    && !diag.contains(&prog)
+                    && !prog.contains('/')
+                {
                     problems.push(format!(
                         "{}: runs {prog:?}, which is neither in tests/peers.txt nor a base program",
                         f.strip_prefix(repo).unwrap().display()

@@ -145,7 +145,7 @@ fn create_get_gather_info_verify_from_a_tree() {
         format!(
             "0 1 {} {:08x}",
             want[1].len(),
-            barecat::crc::crc32c(&want[1])
+            barecat::core::crc::crc32c(&want[1])
         )
     );
     let info: serde_json::Value =
@@ -676,7 +676,7 @@ fn gathers_of_many_blocks_read_ahead_and_keep_request_order() {
             "--digest".as_ref(),
         ]))
         .unwrap();
-        let crc = format!("{:08x}", barecat::crc::crc32c(&expect));
+        let crc = format!("{:08x}", barecat::core::crc::crc32c(&expect));
         assert_eq!(d.trim(), format!("{} {} {crc}", idx.len(), expect.len()));
     }
 }

@@ -47,8 +47,8 @@ fn check_all(dir: &Path, want: &[Vec<u8>]) {
     for (i, w) in want.iter().enumerate() {
         assert_eq!(&*r.get_checked(i as u64).unwrap(), &w[..], "record {i}");
     }
-    let rep =
-        barecat::records::verify::verify(dir, &barecat::progress::Progress::hidden()).unwrap();
+    let rep = barecat::records::verify::verify(dir, &barecat::core::progress::Progress::hidden())
+        .unwrap();
     assert!(rep.ok, "{:?}", rep.problems);
 }
 
@@ -143,7 +143,9 @@ fn delete_swaps_with_last_and_modify_then_rebalance_reclaims() {
     let before = barecat::records::verify::utilization(&r).unwrap();
     drop(r);
     let w = RecordWriter::open(&dir, 1).unwrap();
-    let rep = w.rebalance(&barecat::progress::Progress::hidden()).unwrap();
+    let rep = w
+        .rebalance(&barecat::core::progress::Progress::hidden())
+        .unwrap();
     assert!(rep.before.ratio < 0.95, "{:?}", rep.before);
     assert!((rep.after.ratio - 1.0).abs() < 1e-9, "{:?}", rep.after);
     assert_eq!(rep.before.chunk_bytes, before.chunk_bytes);
@@ -326,7 +328,7 @@ fn archive_tables_read_in_path_address_and_list_order_and_go_stale() {
     let t = tempfile::tempdir().unwrap();
     let a = t.path().join("a.barecat");
     let mut files = archive(&a, 60);
-    let p = barecat::progress::Progress::hidden();
+    let p = barecat::core::progress::Progress::hidden();
     for order in [TableOrder::Path, TableOrder::Address, TableOrder::List] {
         let list: Vec<String> = files.iter().rev().map(|f| f.0.clone()).collect();
         let rep = barecat::records::table::build(
@@ -403,7 +405,7 @@ fn conversions_copy_between_the_forms() {
         &a,
         TableOrder::Path,
         &[],
-        &barecat::progress::Progress::hidden(),
+        &barecat::core::progress::Progress::hidden(),
     )
     .unwrap();
     assert_eq!(n, 30);
@@ -417,7 +419,7 @@ fn conversions_copy_between_the_forms() {
         &out,
         "",
         false,
-        &barecat::progress::Progress::hidden(),
+        &barecat::core::progress::Progress::hidden(),
     )
     .unwrap();
     assert_eq!((rep.files, rep.width), (30, 2));
@@ -450,8 +452,8 @@ fn an_empty_record_with_a_nonzero_crc_is_a_crc_error() {
         ..Default::default()
     };
     assert!(r.gather_with(&[1, 0], &g).is_err());
-    let rep =
-        barecat::records::verify::verify(&dir, &barecat::progress::Progress::hidden()).unwrap();
+    let rep = barecat::records::verify::verify(&dir, &barecat::core::progress::Progress::hidden())
+        .unwrap();
     assert!(!rep.ok && rep.problems[0].contains("record 0"), "{rep:?}");
 }
 

@@ -912,8 +912,8 @@ impl Scenario for SidecarRebuild {
         ensure!(snap.files.len() == self.files.len(), "files went missing");
         verify_clean(&self.out, &[])?;
         py.verify(&self.out)?;
-        let r = barecat::sidecar::check(&self.out).map_err(|e| e.to_string())?;
-        let temp = barecat::sidecar::emit::temp_path(&Layout::current(&self.out));
+        let r = barecat::core::sidecar::check(&self.out).map_err(|e| e.to_string())?;
+        let temp = barecat::core::sidecar::emit::temp_path(&Layout::current(&self.out));
         Ok(format!(
             "{:?}{}",
             r.status,
@@ -954,8 +954,13 @@ fn sidecar_rebuild_killed_at_random_instants_never_leaves_a_wrong_sidecar() {
     )
     .unwrap();
     drop(conn);
-    let r = barecat::sidecar::check(&template).unwrap();
-    assert_eq!(r.status, barecat::sidecar::Status::Stale, "{}", r.message);
+    let r = barecat::core::sidecar::check(&template).unwrap();
+    assert_eq!(
+        r.status,
+        barecat::core::sidecar::Status::Stale,
+        "{}",
+        r.message
+    );
     let mut sc = SidecarRebuild {
         files,
         template,

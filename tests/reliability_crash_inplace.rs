@@ -154,7 +154,7 @@ impl Scenario for Reshard {
                 "the shards differ from an uninterrupted run's"
             );
         }
-        let limit = barecat::size::parse_size(RESHARD[k % RESHARD.len()].0).unwrap();
+        let limit = barecat::core::size::parse_size(RESHARD[k % RESHARD.len()].0).unwrap();
         let a = Archive::open(&self.out).map_err(|e| e.to_string())?;
         for u in a
             .with_index(|i| i.shard_usage())

@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use barecat::progress::Progress;
+use barecat::core::progress::Progress;
 use barecat::records::{RecordWriter, Records};
 use reliability::*;
 

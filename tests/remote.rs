@@ -248,16 +248,16 @@ fn request_counts_with_and_without_the_sidecar() {
         assert!(st["total"].0 <= 5, "{st:?}");
     }
     // The same lookups through the library, open and lookup counted apart.
-    let before = barecat::remote::stats();
+    let before = barecat::core::remote::stats();
     let a = barecat::Archive::open_with(
         &url,
         barecat::OpenOptions {
-            index_mode: barecat::remote::IndexMode::Range,
+            index_mode: barecat::core::remote::IndexMode::Range,
             ..Default::default()
         },
     )
     .unwrap();
-    let opened = barecat::remote::stats();
+    let opened = barecat::core::remote::stats();
     assert!(
         opened.since(&before).requests() <= 3,
         "open: {:?}",
@@ -267,7 +267,7 @@ fn request_counts_with_and_without_the_sidecar() {
         a.read("d013/f013579.bin").unwrap(),
         pseudo_random(13579, 16 + 13579 % 200)
     );
-    let read = barecat::remote::stats().since(&opened);
+    let read = barecat::core::remote::stats().since(&opened);
     assert!(
         read.index.requests <= 1 && read.shards.requests == 1,
         "{read:?}"

@@ -14,10 +14,10 @@ mod common;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use barecat::archive::walk::set_max_page;
-use barecat::archive::{ChildOrder, WalkOptions};
+use barecat::core::archive::walk::set_max_page;
+use barecat::core::archive::{ChildOrder, WalkOptions};
+use barecat::core::index::{work, Cursor};
 use barecat::export::Selection;
-use barecat::index::{work, Cursor};
 use barecat::listing::{self, find, python, tree};
 use barecat::maint::{csv, du, ncdu};
 use barecat::{Archive, ArchiveWriter, Meta, Order, WriterOptions};
@@ -237,7 +237,7 @@ fn walks() -> Vec<Walk> {
                 "flat",
                 find::FindOptions {
                     max_depth: Some(1),
-                    size: Some((barecat::index::Cmp::Less, 9)),
+                    size: Some((barecat::core::index::Cmp::Less, 9)),
                     ..Default::default()
                 },
             )

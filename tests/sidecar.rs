@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use barecat::sidecar::{self, PageMap, Rejection, RejectionKind};
+use barecat::core::sidecar::{self, PageMap, Rejection, RejectionKind};
 use barecat::Layout;
 use common::*;
 use serde_json::Value;

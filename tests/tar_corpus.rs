@@ -273,7 +273,7 @@ fn every_python_test_archive_is_stored_or_reported() {
                         if !reasons.iter().any(|r| line.contains(r)) {
                             failures.push(format!(
                                 "{ctx}: {} reported for an unexpected reason: {line}",
-                                barecat::path::printable(n)
+                                barecat::core::path::printable(n)
                             ));
                         }
                     }

@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use barecat::glob::{Glob, GlobOptions};
-use barecat::index::{Cursor, Index};
-use barecat::path as bpath;
+use barecat::core::glob::{Glob, GlobOptions};
+use barecat::core::index::{Cursor, Index};
+use barecat::core::path as bpath;
 use barecat::{
     Archive as LibArchive, ArchiveWriter, CreateMode, Entry, Error, FileInfo as LibFile, Meta,
     Order, WriterOptions,
@@ -80,7 +80,7 @@ pub fn size_arg(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
         return Ok(None);
     }
     if let Ok(s) = v.cast::<PyString>() {
-        return barecat::size::parse_size(s.to_str()?).py().map(Some);
+        return barecat::core::size::parse_size(s.to_str()?).py().map(Some);
     }
     let n: i64 = v.extract()?;
     if n <= 0 {

@@ -8,8 +8,8 @@
 
 use std::ffi::c_int;
 
+use barecat::core::shards::MappedFile;
 use barecat::records::Record;
-use barecat::shard::MappedFile;
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;

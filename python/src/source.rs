@@ -3,7 +3,7 @@
 //!
 //! A local path (a `str` or an `os.PathLike`), or the URL of a remote archive
 //! (`s3://bucket/prefix/name`, `http(s)://host/path/name`), which the library reads
-//! by ranged requests (`barecat::remote`). Every method of the archive object
+//! by ranged requests (`barecat::core::remote`). Every method of the archive object
 //! (which only sees a [`barecat::Archive`]) works unchanged on both; a remote
 //! archive is read-only.
 
@@ -25,10 +25,10 @@ impl Source {
     /// schemes are refused here, before anything is opened.
     pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
         let path: PathBuf = obj.extract()?;
-        if barecat::remote::is_url(&path) {
-            return match barecat::remote::Location::parse(path.as_os_str()) {
-                Ok(barecat::remote::Location::Local(p)) => Ok(Source::Local(p)),
-                Ok(barecat::remote::Location::Remote(_)) => Ok(Source::Remote(path)),
+        if barecat::core::location::is_url(&path) {
+            return match barecat::core::location::Location::parse(path.as_os_str()) {
+                Ok(barecat::core::location::Location::Local(p)) => Ok(Source::Local(p)),
+                Ok(barecat::core::location::Location::Remote(_)) => Ok(Source::Remote(path)),
                 Err(e) => Err(pyo3::exceptions::PyValueError::new_err(e.to_string())),
             };
         }

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
+use barecat::core::progress::Progress;
 use barecat::ingest::Duplicates;
 use barecat::maint::merge::{MergeOptions, OutputMode};
 use barecat::maint::merge_symlink::SymlinkMergeOptions;
-use barecat::progress::Progress;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -103,7 +103,7 @@ pub fn merge<'py>(
 /// CRC-32C (Castagnoli) of a bytes-like object, as stored in the index.
 #[pyfunction]
 pub fn crc32c(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<u32> {
-    crate::archive::with_bytes(data, |b| Ok(py.detach(|| barecat::crc::crc32c(b))))
+    crate::archive::with_bytes(data, |b| Ok(py.detach(|| barecat::core::crc::crc32c(b))))
 }
 
 /// Requests, bytes and retries of remote reads made by this process so far, per
@@ -111,9 +111,9 @@ pub fn crc32c(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<u32> {
 /// (what the commands print with `--stats`).
 #[pyfunction]
 pub fn remote_stats<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-    let s = barecat::remote::stats();
+    let s = barecat::core::remote::stats();
     let d = PyDict::new(py);
-    for k in barecat::remote::Kind::ALL {
+    for k in barecat::core::remote::Kind::ALL {
         d.set_item(k.name(), report_dict(py, &s.get(k))?)?;
     }
     Ok(d)

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    barecat::cli::main_for(barecat::cli::from_tar::run_legacy)
+    barecat::main("archive2barecat")
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    barecat::cli::main_for(barecat::cli::create::run_add)
+    barecat::main("barecat-add")
 }

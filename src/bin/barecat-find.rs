@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    barecat::cli::main_for(barecat::cli::find::run)
+    barecat::main("barecat-find")
 }

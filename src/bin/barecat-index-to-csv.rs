@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    barecat::cli::main_for(barecat::cli::index_to_csv::run)
+    barecat::main("barecat-index-to-csv")
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    barecat::cli::main_for(barecat::cli::rsync::run)
+    barecat::main("barecat-rsync")
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    barecat::cli::main_for(barecat::cli::to_ncdu_json::run)
+    barecat::main("barecat-to-ncdu-json")
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    barecat::cli::main_for(barecat::cli::touch::run)
+    barecat::main("barecat-touch")
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    barecat::cli::main_multicall()
+    barecat::main("barecat")
 }

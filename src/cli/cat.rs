@@ -106,7 +106,7 @@ pub fn for_each_listed(
             Err(_) => anyhow::bail!(
                 "{}: {}: a path that is not UTF-8 (archive paths are)",
                 shown(),
-                crate::path::printable(&buf)
+                crate::core::path::printable(&buf)
             ),
         }
     }

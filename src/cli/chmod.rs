@@ -7,9 +7,9 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet};
+use crate::core::entry::{Entry, Meta, S_IFMT};
+use crate::core::index::Index;
 use crate::edit::{self, MetaChange};
-use crate::entry::{Entry, Meta, S_IFMT};
-use crate::index::Index;
 use crate::Layout;
 
 const EXAMPLES: &str = "\
@@ -171,7 +171,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let line = |c: &MetaChange| {
         format!(
             "{} {} -> {}",
-            crate::path::printable(c.entry.path()),
+            crate::core::path::printable(c.entry.path()),
             c.entry.meta().mode.map_or("(none)".into(), rwx),
             rwx(c.meta.mode.unwrap_or(0))
         )

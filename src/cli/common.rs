@@ -5,7 +5,7 @@
 //!
 //! Commands embed them with `#[command(flatten)]`.
 
-use crate::size::parse_size;
+use crate::core::size::parse_size;
 
 /// `-q/--quiet`: no progress bar and no summary; errors are still printed.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
@@ -166,7 +166,7 @@ pub struct Remote {
     /// range (ranged requests of its pages, with the B-tree sidecar) or download
     #[arg(long = "index-mode", value_name = "MODE", default_value = "auto",
           value_parser = parse_index_mode)]
-    pub index_mode: crate::remote::IndexMode,
+    pub index_mode: crate::core::remote::IndexMode,
     /// Print the requests and bytes of remote reads (sidecar, index, shards) on
     /// stderr at the end
     #[arg(long)]
@@ -191,7 +191,7 @@ impl Remote {
     }
 }
 
-fn parse_index_mode(s: &str) -> Result<crate::remote::IndexMode, String> {
+fn parse_index_mode(s: &str) -> Result<crate::core::remote::IndexMode, String> {
     s.parse()
 }
 
@@ -203,7 +203,7 @@ pub struct StatsGuard {
 impl Drop for StatsGuard {
     fn drop(&mut self) {
         if let Some(prog) = &self.prog {
-            for line in crate::remote::stats().to_string().lines() {
+            for line in crate::core::remote::stats().to_string().lines() {
                 eprintln!("{prog}: {line}");
             }
         }
@@ -216,6 +216,18 @@ pub fn parse_size_arg(s: &str) -> Result<u64, String> {
         Ok(0) => Err("the size must be at least 1 byte".into()),
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Turn "archive already exists" into advice.
+pub(crate) fn explain(e: crate::Error, append_hint: bool) -> anyhow::Error {
+    match e {
+        crate::Error::ArchiveExists { path } => anyhow::anyhow!(
+            "{}: already exists; use -f to overwrite{}",
+            path.display(),
+            if append_hint { " or -a to append" } else { "" }
+        ),
+        other => other.into(),
     }
 }
 

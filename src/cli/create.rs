@@ -14,10 +14,10 @@ use clap::Parser;
 
 use super::common::{IoWorkers, NoSidecar, Quiet, ShardLimit};
 use super::ingest::{conclude, open_output, plain, ModeArgs, Reporter, SelectArgs};
+use crate::core::progress::Progress;
+use crate::core::writer::CreateMode;
 use crate::ingest::{self, FsInput, ListInput};
-use crate::progress::Progress;
 use crate::usage;
-use crate::writer::CreateMode;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -274,7 +274,7 @@ fn run_as(args: Args, prog: &'static str) -> anyhow::Result<ExitCode> {
         if trimmed > 0 {
             reporter.event(ingest::Event::Notice(&format!(
                 "resuming: removed {} left behind by the interrupted run",
-                crate::size::human(trimmed)
+                crate::core::size::human(trimmed)
             )));
         }
     }

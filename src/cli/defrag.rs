@@ -7,9 +7,9 @@ use std::time::Duration;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet};
+use crate::core::progress::Progress;
+use crate::core::size::human;
 use crate::maint::defrag::{analyze, defrag, write_analysis, DefragMode, DefragOptions, Tuning};
-use crate::progress::Progress;
-use crate::size::human;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -8,10 +8,10 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::common::{Quiet, WithRules, Workers};
+use crate::core::glob::PathFilter;
+use crate::core::progress::Progress;
+use crate::core::size::human;
 use crate::export::{extract, ExtractOptions, Selection};
-use crate::glob::PathFilter;
-use crate::progress::Progress;
-use crate::size::human;
 use crate::Archive;
 
 const EXAMPLES: &str = "\

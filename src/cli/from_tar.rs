@@ -16,9 +16,9 @@ use super::common::{NoSidecar, Quiet, ShardLimit};
 use super::ingest::{
     conclude, open_output, plain, DuplicateArgs, ModeArgs, Reporter, SelectArgs, Symlinks,
 };
+use crate::core::progress::Progress;
+use crate::core::writer::CreateMode;
 use crate::ingest::{self, ArchiveKind};
-use crate::progress::Progress;
-use crate::writer::CreateMode;
 
 const EXAMPLES: &str = "\
 Examples:

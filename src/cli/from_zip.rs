@@ -9,8 +9,8 @@ use super::common::{NoSidecar, Quiet, ShardLimit, Workers};
 use super::ingest::{
     conclude, open_output, plain, DuplicateArgs, ModeArgs, Reporter, SelectArgs, Symlinks,
 };
+use crate::core::progress::Progress;
 use crate::ingest;
-use crate::progress::Progress;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -5,12 +5,12 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::core::progress::Progress;
+use crate::core::size::human;
+use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::ingest::{
     Duplicates, Event, Filter, IngestOptions, Summary, SymlinkPolicy, DEFAULT_BUFFER_SIZE,
 };
-use crate::progress::Progress;
-use crate::size::human;
-use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::Error;
 
 use super::common::parse_size_arg;

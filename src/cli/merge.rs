@@ -9,12 +9,11 @@ use std::sync::Arc;
 
 use super::common::{NoSidecar, Quiet, ShardLimit, WithRules};
 use super::ingest::DuplicatesArg;
-use crate::glob::PathFilter;
+use crate::core::glob::PathFilter;
+use crate::core::progress::Progress;
+use crate::core::size::human;
 use crate::ingest::Duplicates;
 use crate::maint::merge::{merge, MergeOptions, OutputMode};
-use crate::progress::Progress;
-use crate::size::human;
-use crate::Error;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -116,18 +115,6 @@ pub struct Args {
     pub remote: super::common::Remote,
 }
 
-/// Turn "archive already exists" into advice.
-pub(crate) fn explain(e: Error, append_hint: bool) -> anyhow::Error {
-    match e {
-        Error::ArchiveExists { path } => anyhow::anyhow!(
-            "{}: already exists; use -f to overwrite{}",
-            path.display(),
-            if append_hint { " or -a to append" } else { "" }
-        ),
-        other => other.into(),
-    }
-}
-
 pub fn run(cli: WithRules<Args>) -> anyhow::Result<ExitCode> {
     let WithRules { args, rules } = cli;
     let filter = match (&args.pattern, rules.is_empty()) {
@@ -176,7 +163,8 @@ pub fn run(cli: WithRules<Args>) -> anyhow::Result<ExitCode> {
     };
     let _stats = args.remote.stats_guard("barecat-merge");
     let progress = Progress::new(super::show_progress(args.quiet.quiet), "merging", None);
-    let r = merge(&args.output, &args.inputs, &opts, &progress).map_err(|e| explain(e, true))?;
+    let r = merge(&args.output, &args.inputs, &opts, &progress)
+        .map_err(|e| super::common::explain(e, true))?;
     progress.finish();
     if !args.quiet.quiet {
         println!(

@@ -60,7 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         as_subdirs: args.as_subdirs,
     };
     let r = merge_symlink(&args.output, &args.inputs, &opts)
-        .map_err(|e| super::merge::explain(e, false))?;
+        .map_err(|e| super::common::explain(e, false))?;
     if !args.quiet.quiet {
         println!(
             "{}: linked {} shard(s) of {} input(s), {} files{}",

@@ -15,7 +15,7 @@ use std::io::{self, IsTerminal};
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 pub mod cat;
 pub mod chmod;
@@ -451,27 +451,6 @@ fn run_matches(prog: &str, cmd: &Command, matches: &ArgMatches) -> ExitCode {
     }
 }
 
-/// Entry point of a `barecat-<name>` binary: parse the arguments as `A` and run.
-pub fn main_for<A: Parser>(run: fn(A) -> anyhow::Result<ExitCode>) -> ExitCode {
-    let argv: Vec<OsString> = std::env::args_os().collect();
-    let prog = argv.first().map(program_name).unwrap_or_default();
-    let argv = rewrite_argv(&prog, argv);
-    install_panic_hook(&prog);
-    install_logger(&prog);
-    tune_allocator();
-    let args = match A::try_parse_from(&argv) {
-        Ok(a) => a,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { USAGE } else { 0 });
-        }
-    };
-    match run(args) {
-        Ok(code) => code,
-        Err(e) => report(&prog, e),
-    }
-}
-
 /// The `barecat` command with every command as a subcommand.
 pub fn barecat_command() -> clap::Command {
     let mut top = clap::Command::new("barecat")
@@ -518,13 +497,14 @@ pub fn barecat_command() -> clap::Command {
     top
 }
 
-/// Entry point of the multicall `barecat` binary.
-pub fn main_multicall() -> ExitCode {
+/// Entry point of every binary: `program` is the binary's own name. The `barecat`
+/// binary also runs a command when it is invoked through a link named after one.
+pub(crate) fn main(program: &str) -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let prog = argv
-        .first()
-        .map(program_name)
-        .unwrap_or_else(|| "barecat".into());
+    let prog = match argv.first().map(program_name) {
+        Some(p) if program == "barecat" && commands().iter().any(|c| c.binary == p) => p,
+        _ => program.to_string(),
+    };
     install_panic_hook(&prog);
     install_logger(&prog);
     tune_allocator();

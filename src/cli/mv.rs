@@ -7,9 +7,9 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet};
+use crate::core::index::Index;
+use crate::core::path::printable;
 use crate::edit::{self, Move, MoveOptions};
-use crate::index::Index;
-use crate::path::printable;
 use crate::Layout;
 
 const EXAMPLES: &str = "\

@@ -10,14 +10,14 @@ use anyhow::Context;
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
 use super::common::{parse_size_arg, Quiet};
-use crate::progress::Progress;
+use crate::core::progress::Progress;
+use crate::core::size::human;
 use crate::records::convert::{append_archive, append_files, name_width, summary_line, to_archive};
 use crate::records::table::{self, BuildOptions, TableAction};
 use crate::records::verify;
 use crate::records::{
     Compress, DatasetOptions, Dtype, GatherOptions, RecordWriter, Records, TableOrder,
 };
-use crate::size::human;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -767,7 +767,7 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
     if a.digest {
-        let (mut n, mut bytes, mut crc) = (0u64, 0u64, crate::crc::Crc32c::new());
+        let (mut n, mut bytes, mut crc) = (0u64, 0u64, crate::core::crc::Crc32c::new());
         r.gather_blocks::<anyhow::Error>(&idx, &opts, |block, batch| {
             for data in batch.iter() {
                 crc.update(data);
@@ -793,7 +793,7 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
                     "{pos} {} {} {:08x}",
                     block[k],
                     data.len(),
-                    crate::crc::crc32c(data)
+                    crate::core::crc::crc32c(data)
                 )?;
                 continue;
             }

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::repair::repair;
-use crate::size::human;
+use crate::core::size::human;
+use crate::maint::repair::repair;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -8,10 +8,10 @@ use std::time::Duration;
 use clap::Parser;
 
 use super::common::{parse_size_arg, NoSidecar, Quiet};
+use crate::core::progress::Progress;
+use crate::core::size::human;
 use crate::maint::defrag::Tuning;
 use crate::maint::reshard::{reshard, ReshardOptions};
-use crate::progress::Progress;
-use crate::size::human;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             r.shards_after,
             human(r.limit_after),
             r.shards_before,
-            if r.limit_before >= crate::schema::UNLIMITED as u64 {
+            if r.limit_before >= crate::core::format::schema::UNLIMITED as u64 {
                 "unlimited".to_string()
             } else {
                 human(r.limit_before)

@@ -7,9 +7,9 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet};
+use crate::core::index::Index;
+use crate::core::size::human;
 use crate::edit::{self, Removal, RemoveOptions};
-use crate::index::Index;
-use crate::size::human;
 use crate::{Layout, Removed};
 
 const EXAMPLES: &str = "\
@@ -75,7 +75,7 @@ pub struct Args {
 
 /// One line for a removal: `removed: PATH` or `removed: DIR/ (N files, SIZE)`.
 fn describe(r: &Removal, totals: &Removed) -> String {
-    let path = crate::path::printable(r.path()).into_owned();
+    let path = crate::core::path::printable(r.path()).into_owned();
     match r {
         Removal::File(_) => path,
         Removal::Tree(..) => format!(

@@ -7,8 +7,8 @@ use std::time::Duration;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet, Workers};
-use crate::progress::Progress;
-use crate::size::human;
+use crate::core::progress::Progress;
+use crate::core::size::human;
 use crate::sync::{parse_endpoint, sync, Location, Note, SyncOptions};
 
 const EXAMPLES: &str = "\

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::Quiet;
-use crate::layout::Layout;
-use crate::sidecar::{self, Status};
-use crate::size::human;
+use crate::core::format::layout::Layout;
+use crate::core::sidecar::{self, Status};
+use crate::core::size::human;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -9,11 +9,11 @@ use clap::Parser;
 use std::sync::Arc;
 
 use super::common::{NoSidecar, Quiet, ShardLimit, WithRules};
-use crate::glob::PathFilter;
+use crate::core::glob::PathFilter;
+use crate::core::progress::Progress;
+use crate::core::size::human;
 use crate::ingest::Duplicates;
 use crate::maint::merge::{merge, MergeOptions, OutputMode};
-use crate::progress::Progress;
-use crate::size::human;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -103,7 +103,7 @@ pub fn run(cli: WithRules<Args>) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(super::show_progress(args.quiet.quiet), "copying", None);
     let inputs = [args.archive.clone()];
     let r = merge(&args.output, &inputs, &opts, &progress)
-        .map_err(|e| super::merge::explain(e, false))?;
+        .map_err(|e| super::common::explain(e, false))?;
     progress.finish();
     if !args.quiet.quiet {
         println!(

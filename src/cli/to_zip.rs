@@ -9,10 +9,10 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::common::{Quiet, Workers};
+use crate::core::progress::Progress;
+use crate::core::size::human;
 use crate::export::output::Output;
 use crate::export::{export, ExportFormat, ExportOptions, Selection};
-use crate::progress::Progress;
-use crate::size::human;
 use crate::Archive;
 
 const EXAMPLES: &str = "\

@@ -8,11 +8,11 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet};
+use crate::core::entry::{Entry, Meta, S_IFREG};
+use crate::core::glob::has_wildcards;
+use crate::core::index::Index;
+use crate::core::path as mpath;
 use crate::edit::{self, MetaChange};
-use crate::entry::{Entry, Meta, S_IFREG};
-use crate::glob::has_wildcards;
-use crate::index::Index;
-use crate::path as mpath;
 use crate::Layout;
 
 const EXAMPLES: &str = "\
@@ -160,7 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 std::fs::metadata(r).map_err(|e| anyhow::Error::new(crate::Error::io(r, e)))?;
             Meta::from_fs(&md).mtime_ns.unwrap_or(0)
         }
-        (None, None) => crate::index::now_ns(),
+        (None, None) => crate::core::index::now_ns(),
     };
     let new_meta = move |e: &Entry| Meta {
         mtime_ns: Some(mtime),

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::{Quiet, Workers};
+use crate::core::progress::Progress;
 use crate::maint::verify::{verify, write_human, VerifyOptions};
-use crate::progress::Progress;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::ingest::{plain, Reporter};
+use crate::core::progress::Progress;
 use crate::ingest::wrap::{wrap, WrapOptions};
 use crate::ingest::IngestOptions;
-use crate::progress::Progress;
 use crate::Error;
 
 /// How many threads checksum member data: the cores, at most 4 (the checksum runs

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 
 const UNKNOWN: u8 = 0;
 const HAVE: u8 = 1;

@@ -38,10 +38,10 @@ use rustix::io::Errno;
 use super::beneath::{kind_at, open_at, open_dir_for_meta, split, DirCache};
 use super::select::{duplicate_paths, Row, Selection};
 use super::{permissions, split_ns, Reporter, WHOLE_READ_LIMIT};
-use crate::entry::{FileInfo, Order};
-use crate::error::{Error, IoContext, Result};
-use crate::path::{is_safe_stored, strip_components};
-use crate::progress::Progress;
+use crate::core::entry::{FileInfo, Order};
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::path::{is_safe_stored, strip_components};
+use crate::core::progress::Progress;
 use crate::Archive;
 
 /// How to extract.

@@ -26,13 +26,13 @@ pub mod zip;
 
 mod beneath;
 
-pub use crate::archive::WHOLE_READ_LIMIT;
+pub use crate::core::archive::WHOLE_READ_LIMIT;
 pub use extract::{extract, ExtractOptions, ExtractReport};
 pub use select::{Row, Selection};
 pub use stream::{export, ExportFormat, ExportOptions, ExportReport};
 
-use crate::entry::Meta;
-use crate::error::Error;
+use crate::core::entry::Meta;
+use crate::core::error::Error;
 
 /// Receives the problems found with single members (reported, counted, skipped).
 pub type Reporter<'a> = &'a (dyn Fn(&Error) + Sync);

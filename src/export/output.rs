@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, CWD};
 use rustix::io::Errno;
 
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 
 enum Target {
     Stdout,

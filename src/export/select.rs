@@ -11,7 +11,7 @@
 //!
 //! An operand that matches nothing is reported (and the rest goes on).
 //!
-//! Rows are read with the index's paged scans ([`crate::archive::Scan`]), so that one
+//! Rows are read with the index's paged scans ([`crate::core::archive::Scan`]), so that one
 //! corrupt row (a negative size, a text in an integer column) is reported as
 //! [`Row::Bad`] and the scan goes on with the next row.
 
@@ -20,13 +20,13 @@ use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
 
-use crate::archive::walk::files_below;
-use crate::archive::Scan;
-use crate::entry::{DirInfo, Entry, FileInfo, Order};
-use crate::error::{Error, Result, SqlContext};
-use crate::glob::{has_wildcards, GlobOptions, PathFilter};
-use crate::index::ScanOrder;
-use crate::path as mpath;
+use crate::core::archive::walk::files_below;
+use crate::core::archive::Scan;
+use crate::core::entry::{DirInfo, Entry, FileInfo, Order};
+use crate::core::error::{Error, Result, SqlContext};
+use crate::core::glob::{has_wildcards, GlobOptions, PathFilter};
+use crate::core::index::ScanOrder;
+use crate::core::path as mpath;
 use crate::Archive;
 
 /// A selection of members.

@@ -16,12 +16,11 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use super::compress::{Compression, Encoder};
 use super::select::{duplicate_paths, Row, Selection};
 use super::{permissions, tar, zip, Reporter, WHOLE_READ_LIMIT};
-use crate::archive::check_crc;
-use crate::entry::{DirInfo, FileInfo, Order};
-use crate::error::{Error, Result};
-use crate::path::is_safe_stored;
-use crate::progress::Progress;
-use crate::shard::MappedFile;
+use crate::core::entry::{DirInfo, FileInfo, Order};
+use crate::core::error::{Error, Result};
+use crate::core::path::is_safe_stored;
+use crate::core::progress::Progress;
+use crate::core::shards::MappedFile;
 use crate::Archive;
 
 /// What to write.
@@ -131,8 +130,8 @@ pub fn export<W: Write + Send>(
     let mut rep = ExportReport::default();
     let root = match &opts.root_dir {
         Some(r) => {
-            let norm = crate::path::normalize(r);
-            if let Some(reason) = crate::path::unsafe_reason(r).or_else(|| {
+            let norm = crate::core::path::normalize(r);
+            if let Some(reason) = crate::core::path::unsafe_reason(r).or_else(|| {
                 norm.is_empty()
                     .then_some("an empty name (or only '.') is not a directory")
             }) {
@@ -319,7 +318,7 @@ fn prepare(
             }
         }
     }
-    debug_assert!(check_crc(&fi, content).is_ok());
+    debug_assert!(fi.check_crc(content).is_ok());
     let deflated = match deflate {
         Some(level) if fi.size > 0 && fi.size <= WHOLE_READ_LIMIT => {
             let mut enc = flate2::write::DeflateEncoder::new(
@@ -362,7 +361,7 @@ fn refuse(path: &str, dups: &HashSet<String>) -> Option<Error> {
 
 /// Why a stored path is unsafe to write out (for messages).
 pub(crate) fn unsafe_reason(path: &str) -> &'static str {
-    crate::path::unsafe_reason(path).unwrap_or("empty or '.' path components are not allowed")
+    crate::core::path::unsafe_reason(path).unwrap_or("empty or '.' path components are not allowed")
 }
 
 /// A member's name in the output: its path, under `root` when given.
@@ -434,7 +433,7 @@ impl<W: Write> Sink<W> {
     }
 }
 
-fn tar_meta(meta: &crate::entry::Meta, perms: u32) -> tar::EntryMeta {
+fn tar_meta(meta: &crate::core::entry::Meta, perms: u32) -> tar::EntryMeta {
     tar::EntryMeta {
         perms,
         uid: meta.uid.unwrap_or(0),
@@ -452,7 +451,7 @@ struct Entries<'a> {
     /// The files of the subtree being written, and its root.
     files: Option<std::iter::Peekable<super::select::FileRows<'a>>>,
     root: String,
-    filter: Option<std::sync::Arc<crate::glob::PathFilter>>,
+    filter: Option<std::sync::Arc<crate::core::glob::PathFilter>>,
 }
 
 enum Scope {
@@ -510,7 +509,7 @@ impl Iterator for Entries<'_> {
                 let dir = self
                     .dirs
                     .peek()
-                    .filter(|d| crate::path::is_within(&d.path, &self.root));
+                    .filter(|d| crate::core::path::is_within(&d.path, &self.root));
                 let dir_first = match (dir, &next_file) {
                     (Some(d), Some(f)) => d.path.as_str() <= f.as_str(),
                     (Some(_), None) => true,

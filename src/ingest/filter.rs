@@ -15,9 +15,9 @@
 //! directory is looked into, and a directory is stored when it matches or holds
 //! something that is stored.
 
-use crate::error::Result;
-use crate::glob::{Glob, GlobOptions};
-use crate::path as mpath;
+use crate::core::error::Result;
+use crate::core::glob::{Glob, GlobOptions};
+use crate::core::path as mpath;
 
 #[derive(Debug, Clone)]
 struct Pattern {

@@ -31,12 +31,12 @@ use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
 use super::{io_reason, Event, IngestOptions, Problem, Summary};
-use crate::crc;
-use crate::entry::Meta;
-use crate::error::Result;
-use crate::index::Index;
-use crate::path as mpath;
-use crate::writer::ArchiveWriter;
+use crate::core::crc;
+use crate::core::entry::Meta;
+use crate::core::error::Result;
+use crate::core::index::Index;
+use crate::core::path as mpath;
+use crate::core::writer::ArchiveWriter;
 
 /// A list of paths, one per line (or NUL-terminated).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,14 +265,14 @@ fn resolve(base: Option<&Path>, p: &Path) -> PathBuf {
     }
 }
 
-/// A path's bytes, for messages (see [`printable`](crate::path::printable)).
+/// A path's bytes, for messages (see [`printable`](crate::core::path::printable)).
 fn raw(p: &Path) -> Vec<u8> {
     p.as_os_str().as_bytes().to_vec()
 }
 
 /// A path as messages show it.
 fn shown_path(p: &Path) -> String {
-    crate::path::printable(p.as_os_str().as_bytes()).into_owned()
+    crate::core::path::printable(p.as_os_str().as_bytes()).into_owned()
 }
 
 /// A directory being walked.

@@ -32,9 +32,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::{Error, IoContext, Result};
-use crate::glob::PathFilter;
-use crate::writer::ArchiveWriter;
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::glob::PathFilter;
+use crate::core::writer::ArchiveWriter;
 
 pub mod decompress;
 pub mod filter;
@@ -153,7 +153,7 @@ impl IngestOptions {
                 return None;
             }
         }
-        Some(crate::path::join(&self.prefix, &stored))
+        Some(crate::core::path::join(&self.prefix, &stored))
     }
 
     /// Files above this size are streamed in chunks.
@@ -195,7 +195,7 @@ impl fmt::Display for Problem {
     }
 }
 
-pub use crate::path::printable;
+pub use crate::core::path::printable;
 
 /// What an import reports while it runs, in input order.
 #[derive(Debug)]

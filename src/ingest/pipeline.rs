@@ -31,10 +31,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
 use super::{Duplicates, Event, IngestOptions, Problem, Summary};
-use crate::entry::Meta;
-use crate::error::{Error, Result};
-use crate::path::printable;
-use crate::writer::ArchiveWriter;
+use crate::core::entry::Meta;
+use crate::core::error::{Error, Result};
+use crate::core::path::printable;
+use crate::core::writer::ArchiveWriter;
 
 /// Budget charged for every item on top of its content (paths, bookkeeping).
 pub(crate) const ITEM_OVERHEAD: u64 = 512;

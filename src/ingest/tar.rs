@@ -20,7 +20,7 @@
 //!   as a decimal (nanoseconds kept), else the header's seconds.
 //! * Absolute member names and names that keep a `..` after normalization are
 //!   reported and not stored; so are names that are not UTF-8 (shown with their
-//!   bytes escaped, see [`printable`](crate::path::printable)).
+//!   bytes escaped, see [`printable`](crate::core::path::printable)).
 //!
 //! A damaged header is reported and reading goes on at the next valid header. A
 //! stream that ends early or cannot be decompressed stops the import with a clear
@@ -35,12 +35,12 @@ use super::decompress::{self, Compression};
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
 use super::tar_reader::{ends_inside, Kind, Member, Record, TarError, TarReader};
 use super::{Event, IngestOptions, Problem, Summary, SymlinkPolicy};
-use crate::crc;
-use crate::entry::{Meta, S_IFDIR, S_IFREG};
-use crate::error::{Error, Result};
-use crate::index::Index;
-use crate::path::{self as mpath, printable};
-use crate::writer::ArchiveWriter;
+use crate::core::crc;
+use crate::core::entry::{Meta, S_IFDIR, S_IFREG};
+use crate::core::error::{Error, Result};
+use crate::core::index::Index;
+use crate::core::path::{self as mpath, printable};
+use crate::core::writer::ArchiveWriter;
 
 pub(crate) fn run(
     w: &mut ArchiveWriter,

@@ -21,7 +21,7 @@
 //! replaces an old one only then).
 //!
 //! The shard is the user's own file: no writer of this crate writes through it or
-//! cuts it ([`crate::shard::ShardAppender::open`], [`ArchiveWriter::trim_garbage`]),
+//! cuts it ([`crate::core::shards::ShardAppender::open`], [`ArchiveWriter::trim_garbage`]),
 //! and `defrag`/`reshard` refuse such archives.
 
 use std::fs::File;
@@ -29,10 +29,10 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::{decompress::Compression, Event, IngestOptions, Summary, ZipSource};
-use crate::error::{Error, IoContext, Result};
-use crate::layout::Layout;
-use crate::maint::inputs::{install, remove_stale_temps, temp_name};
-use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::format::layout::Layout;
+use crate::core::output::{install, remove_stale_temps, temp_name};
+use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
 /// Tar names that say the tar is compressed (Python barecat's list, and zstd).
 const COMPRESSED_NAMES: [&str; 8] = [
@@ -205,5 +205,5 @@ fn link_shard(archive: &Path, target: &PathBuf) -> Result<()> {
     let shard = Layout::current(archive).shard_path(0);
     let _ = std::fs::remove_file(&shard);
     std::os::unix::fs::symlink(target, &shard).at(&shard)?;
-    crate::shard::sync_dir(&shard)
+    crate::core::shards::sync_dir(&shard)
 }

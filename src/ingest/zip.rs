@@ -36,12 +36,12 @@ use zip::ZipArchive;
 
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
 use super::{Duplicates, Event, IngestOptions, Problem, Summary, SymlinkPolicy};
-use crate::crc;
-use crate::entry::{Meta, S_IFDIR, S_IFMT, S_IFREG};
-use crate::error::{Error, IoContext, Result};
-use crate::index::Index;
-use crate::path::{self as mpath, printable};
-use crate::writer::ArchiveWriter;
+use crate::core::crc;
+use crate::core::entry::{Meta, S_IFDIR, S_IFMT, S_IFREG};
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::index::Index;
+use crate::core::path::{self as mpath, printable};
+use crate::core::writer::ArchiveWriter;
 
 /// A file handle that reads with `pread`, so clones share nothing but the file.
 #[derive(Clone)]

@@ -18,11 +18,11 @@
 
 use std::io::Write;
 
-use crate::archive::{Archive, Scan};
-use crate::error::{Error, Result};
-use crate::glob::{Glob, GlobOptions};
-use crate::index::{Cmp, Cond, ScanOrder, ScanSpec, Table};
-use crate::path as mpath;
+use crate::core::archive::{Archive, Scan};
+use crate::core::error::{Error, Result};
+use crate::core::glob::{Glob, GlobOptions};
+use crate::core::index::{Cmp, Cond, ScanOrder, ScanSpec, Table};
+use crate::core::path as mpath;
 
 use super::pyglob::{sql_glob_prefix, uses_path_index, Plan};
 use super::python::trailing_slash_rule;

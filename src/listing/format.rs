@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::entry::{Entry, S_IFDIR, S_IFLNK, S_IFMT};
+use crate::core::entry::{Entry, S_IFDIR, S_IFLNK, S_IFMT};
 use crate::maint::ncdu::json_ascii;
 
 /// `ls -l`-style mode string. Directories always show `d` (tar imports store
@@ -155,7 +155,7 @@ pub fn format_time(mtime_ns: Option<i64>) -> String {
     let Some(ns) = mtime_ns else {
         return " ".repeat(12);
     };
-    let now_year = local_tm(crate::index::now_ns() / 1_000_000_000).map(|t| t.tm_year);
+    let now_year = local_tm(crate::core::index::now_ns() / 1_000_000_000).map(|t| t.tm_year);
     match local_tm(ns.div_euclid(1_000_000_000)) {
         Some(tm) => {
             let mon = MONTHS[tm.tm_mon.clamp(0, 11) as usize];
@@ -210,7 +210,8 @@ pub fn py_time(mtime_ns: Option<i64>) -> String {
     let Some(tm) = mtime_ns.and_then(py_seconds).and_then(local_tm) else {
         return " ".repeat(12);
     };
-    let now_year = local_tm(crate::index::now_ns().div_euclid(1_000_000_000)).map(|t| t.tm_year);
+    let now_year =
+        local_tm(crate::core::index::now_ns().div_euclid(1_000_000_000)).map(|t| t.tm_year);
     if Some(tm.tm_year) == now_year {
         strftime(c"%b %d %H:%M", &tm)
     } else {
@@ -410,7 +411,7 @@ mod tests {
 
     #[test]
     fn python_json() {
-        let f = crate::entry::FileInfo {
+        let f = crate::core::entry::FileInfo {
             path: "d/\u{e9}.txt".into(),
             shard: 0,
             offset: 0,

@@ -8,19 +8,19 @@
 //! * [`find`] and [`tree`]: `barecat find` and `barecat tree`, Python barecat's.
 //!
 //! All of them stream: entries are written as the paged scans and walks of
-//! [`crate::archive::walk`] produce them, in the order SQLite hands them out, so
+//! [`crate::core::archive::walk`] produce them, in the order SQLite hands them out, so
 //! that memory does not grow with the archive and the work grows with the entries
 //! listed.
 
 use std::io::Write;
 
-use crate::archive::walk::{entries_by_name, files_below};
-use crate::archive::Archive;
-use crate::entry::Entry;
-use crate::error::{Error, Result};
-use crate::glob::{has_wildcards, GlobOptions};
-use crate::index::ScanOrder;
-use crate::path as mpath;
+use crate::core::archive::walk::{entries_by_name, files_below};
+use crate::core::archive::Archive;
+use crate::core::entry::Entry;
+use crate::core::error::{Error, Result};
+use crate::core::glob::{has_wildcards, GlobOptions};
+use crate::core::index::ScanOrder;
+use crate::core::path as mpath;
 
 pub mod find;
 pub mod format;

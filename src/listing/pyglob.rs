@@ -25,14 +25,14 @@
 //!   prefixes SQLite reads one range per pattern in turn (each row once); without a
 //!   prefix, a table scan (row order).
 //!
-//! The exact filter is [`crate::glob::Glob`], the same language as Python's.
+//! The exact filter is [`crate::core::glob::Glob`], the same language as Python's.
 
-use crate::archive::{Archive, Scan};
-use crate::entry::Entry;
-use crate::error::Result;
-use crate::glob::{Glob, GlobOptions};
-use crate::index::{Cond, ScanOrder, ScanSpec, Table};
-use crate::path as mpath;
+use crate::core::archive::{Archive, Scan};
+use crate::core::entry::Entry;
+use crate::core::error::Result;
+use crate::core::glob::{Glob, GlobOptions};
+use crate::core::index::{Cond, ScanOrder, ScanSpec, Table};
+use crate::core::path as mpath;
 
 /// The entries Python barecat's `list PATTERN` prints, in its order.
 pub fn matches<'a>(

@@ -24,13 +24,15 @@ use std::io::Write;
 
 use super::format::{long_line, py_json_line, Flavor, Names};
 use super::pyglob;
-use crate::archive::walk::{children, entries_by_name, ChildOrder, Walk, WalkEvent, WalkOptions};
-use crate::archive::Archive;
-use crate::entry::{DirInfo, Entry};
-use crate::error::{Error, Result};
-use crate::glob::has_wildcards;
-use crate::index::Table;
-use crate::path as mpath;
+use crate::core::archive::walk::{
+    children, entries_by_name, ChildOrder, Walk, WalkEvent, WalkOptions,
+};
+use crate::core::archive::Archive;
+use crate::core::entry::{DirInfo, Entry};
+use crate::core::error::{Error, Result};
+use crate::core::glob::has_wildcards;
+use crate::core::index::Table;
+use crate::core::path as mpath;
 
 /// What to print (Python's `-l`, `-R`, `--jsonl`).
 #[derive(Debug, Clone, Copy, Default)]

@@ -12,10 +12,10 @@
 
 use std::io::Write;
 
-use crate::archive::walk::{dir_info, ChildOrder, Walk, WalkEvent, WalkOptions};
-use crate::archive::Archive;
-use crate::error::{Error, Result};
-use crate::path as mpath;
+use crate::core::archive::walk::{dir_info, ChildOrder, Walk, WalkEvent, WalkOptions};
+use crate::core::archive::Archive;
+use crate::core::error::{Error, Result};
+use crate::core::path as mpath;
 
 /// What to draw.
 #[derive(Debug, Clone, Copy, Default)]

@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 
 const BUF: usize = 4 << 20;
 

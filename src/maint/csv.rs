@@ -7,10 +7,10 @@ use std::io::Write;
 
 use rusqlite::types::ValueRef;
 
-use crate::archive::walk::files_below;
-use crate::archive::Archive;
-use crate::error::{Error, Result};
-use crate::index::ScanOrder;
+use crate::core::archive::walk::files_below;
+use crate::core::archive::Archive;
+use crate::core::error::{Error, Result};
+use crate::core::index::ScanOrder;
 
 fn quoted(bytes: &[u8]) -> String {
     format!(

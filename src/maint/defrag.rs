@@ -38,15 +38,15 @@ use std::time::{Duration, Instant};
 use rusqlite::types::ValueRef;
 use serde::Serialize;
 
-use crate::archive::Archive;
-use crate::error::{Error, Result};
-use crate::index::Index;
-use crate::layout::Layout;
+use crate::core::archive::Archive;
+use crate::core::error::{Error, Result};
+use crate::core::format::layout::Layout;
+use crate::core::index::Index;
+use crate::core::progress::Progress;
+use crate::core::shards::{sync_dir, truncate_unless_mapped};
+use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::maint::copy::Copier;
 use crate::maint::space::{utilization, ShardSpace, SpaceScanner, SpaceSummary};
-use crate::progress::Progress;
-use crate::shard::{sync_dir, truncate_unless_mapped};
-use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
 /// Sizes of the steps of the work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +112,7 @@ pub struct DefragOptions {
     /// of crash safety).
     pub crash_after_steps: Option<u64>,
     pub tuning: Tuning,
-    /// Write the B-tree sidecar when done ([`crate::sidecar`]).
+    /// Write the B-tree sidecar when done ([`crate::core::sidecar`]).
     pub sidecar: bool,
 }
 
@@ -336,7 +336,7 @@ impl ExtentCheck {
     pub(crate) fn new(layout: &Layout) -> Result<ExtentCheck> {
         let mut shards = Vec::new();
         for s in &layout.contiguous_shards()? {
-            let len = crate::shard::shard_len(&s.path)?;
+            let len = crate::core::shards::shard_len(&s.path)?;
             shards.push((s.path.clone(), len, s.is_symlink));
         }
         Ok(ExtentCheck {
@@ -1127,7 +1127,7 @@ impl MaxTree {
 
 /// Human report of `analysis`, in the layout of `barecat defrag --dry-run`.
 pub fn write_analysis(a: &Analysis, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    use crate::size::human;
+    use crate::core::size::human;
     let s = &a.summary;
     let ratio = if s.live_bytes == 0 {
         1.0

@@ -9,11 +9,11 @@ use std::io::Write;
 use rusqlite::types::ValueRef;
 use serde::Serialize;
 
-use crate::archive::Archive;
-use crate::entry::Entry;
-use crate::error::{Error, Result};
-use crate::path as mpath;
-use crate::size::human_signed;
+use crate::core::archive::Archive;
+use crate::core::entry::Entry;
+use crate::core::error::{Error, Result};
+use crate::core::path as mpath;
+use crate::core::size::human_signed;
 
 /// Options of [`du`].
 #[derive(Debug, Clone, Copy, Default)]

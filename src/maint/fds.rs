@@ -1,7 +1,7 @@
 //! The open-files limit. Commands that keep every shard of an archive open raise
 //! the soft limit (up to the hard one) when the shards would not fit under it.
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 
 /// Make room for `files` more open files, or fail with a clear message.
 pub(crate) fn ensure_open_files(files: usize) -> Result<()> {

@@ -15,6 +15,8 @@
 //! on failure the transaction is rolled back and the appended bytes are cut off
 //! (see [`ArchiveWriter::rollback`]).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,21 +24,19 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::archive::Archive;
-use crate::crc;
-use crate::entry::{FileInfo, Order};
-use crate::error::{Error, Result};
-use crate::glob::PathFilter;
+use crate::core::archive::Archive;
+use crate::core::crc;
+use crate::core::entry::{FileInfo, Order};
+use crate::core::error::{Error, Result};
+use crate::core::format::layout::Layout;
+use crate::core::glob::PathFilter;
+use crate::core::output::{install, remove_stale_temps, temp_name};
+use crate::core::path::{self as mpath, printable};
+use crate::core::progress::Progress;
+use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::ingest::{self, Duplicates, Event, IngestOptions};
-use crate::layout::Layout;
-use crate::maint::inputs::{
-    check_not_output, classify, install, open_barecat_with, plan_duplicates, remove_stale_temps,
-    temp_name, InputKind,
-};
+use crate::maint::inputs::{check_not_output, classify, open_barecat_with, InputKind};
 use crate::maint::span::{Span, SpanLimits};
-use crate::path::{self as mpath, printable};
-use crate::progress::Progress;
-use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
 /// Files are read from an input in runs of at most this many bytes…
 const RUN_BYTES: u64 = 8 << 20;
@@ -79,7 +79,7 @@ pub struct MergeOptions {
     /// place (removing the old one, renaming each shard, renaming the index), as a
     /// crash would (for tests of crash safety).
     pub crash_after_steps: Option<u64>,
-    /// Write the output's B-tree sidecar ([`crate::sidecar`]).
+    /// Write the output's B-tree sidecar ([`crate::core::sidecar`]).
     pub sidecar: bool,
     /// Put every input's files below this directory (`--prefix`).
     pub prefix: Option<String>,
@@ -91,7 +91,7 @@ pub struct MergeOptions {
     /// files taken (with the input's metadata), not copied on their own.
     pub filter: Option<Arc<PathFilter>>,
     /// How the index of a remote input is read.
-    pub index_mode: crate::remote::IndexMode,
+    pub index_mode: crate::core::remote::IndexMode,
 }
 
 impl Default for MergeOptions {
@@ -129,6 +129,124 @@ pub fn subdir_name(input: &Path) -> String {
         }
     }
     name
+}
+
+/// Which files of which source to leave out.
+#[derive(Debug, Default)]
+pub struct DuplicatePlan {
+    /// Per source, the paths another source keeps.
+    pub skip: Vec<HashSet<String>>,
+    /// Total number of files left out.
+    pub skipped: u64,
+}
+
+/// One sorted stream of paths of a source.
+struct Stream<'a> {
+    source: usize,
+    is_dir: bool,
+    iter: Box<dyn Iterator<Item = Result<String>> + 'a>,
+}
+
+/// Walk the paths of all `sources` (label, archive) in path order at once. A path
+/// that is a file in one source and a directory in another is an error. A file path
+/// in several sources is an error too with [`Duplicates::Error`]; with
+/// [`Duplicates::First`] the first source keeps it and the later ones are told to
+/// skip it, with [`Duplicates::Last`] the last one keeps it, except that source 0
+/// keeps every path it has when `first_wins` (an output being appended to).
+pub fn plan_duplicates(
+    sources: &[(&Path, &Archive, &PathMap)],
+    duplicates: Duplicates,
+    first_wins: bool,
+) -> Result<DuplicatePlan> {
+    let mut streams: Vec<Stream<'_>> = Vec::new();
+    for (k, (_, archive, map)) in sources.iter().enumerate() {
+        let map: &PathMap = map;
+        streams.push(Stream {
+            source: k,
+            is_dir: false,
+            iter: Box::new(archive.files(Order::Path, "").filter_map(move |r| match r {
+                Ok(f) => map.file(&f.path).map(Ok),
+                Err(e) => Some(Err(e)),
+            })),
+        });
+        // With a filter, the directories are those of the files taken: a clash
+        // with a file is found when it is written (and undoes the merge).
+        if map.filter.is_some() {
+            continue;
+        }
+        let mut dirs: Vec<String> = mpath::ancestors(&map.prefix).map(str::to_string).collect();
+        dirs.reverse();
+        dirs.extend(archive.dirs("")?.into_iter().map(|d| map.dir(&d.path)));
+        dirs.dedup();
+        streams.push(Stream {
+            source: k,
+            is_dir: true,
+            iter: Box::new(dirs.into_iter().map(Ok)),
+        });
+    }
+    let mut heap: BinaryHeap<Reverse<(String, usize)>> = BinaryHeap::new();
+    for (s, st) in streams.iter_mut().enumerate() {
+        if let Some(p) = st.iter.next() {
+            heap.push(Reverse((p?, s)));
+        }
+    }
+    let mut plan = DuplicatePlan {
+        skip: vec![HashSet::new(); sources.len()],
+        skipped: 0,
+    };
+    let mut group: Vec<usize> = Vec::new();
+    while let Some(Reverse((path, s))) = heap.pop() {
+        group.clear();
+        group.push(s);
+        while heap.peek().is_some_and(|Reverse((p, _))| *p == path) {
+            let Reverse((_, t)) = heap.pop().expect("peeked");
+            group.push(t);
+        }
+        for &t in &group {
+            if let Some(p) = streams[t].iter.next() {
+                heap.push(Reverse((p?, t)));
+            }
+        }
+        if group.len() == 1 {
+            continue;
+        }
+        let mut files: Vec<usize> = Vec::new();
+        let mut dirs: Vec<usize> = Vec::new();
+        for &t in &group {
+            let st = &streams[t];
+            if st.is_dir {
+                dirs.push(st.source);
+            } else {
+                files.push(st.source);
+            }
+        }
+        files.sort_unstable();
+        if let (Some(&f), Some(&d)) = (files.first(), dirs.first()) {
+            return Err(Error::InvalidOperation(format!(
+                "{path}: a file in {} but a directory in {}",
+                sources[f].0.display(),
+                sources[d].0.display()
+            )));
+        }
+        if files.len() > 1 {
+            let keep = match duplicates {
+                Duplicates::Error => {
+                    return Err(Error::DuplicatePath {
+                        path,
+                        first: sources[files[0]].0.to_path_buf(),
+                        second: sources[files[1]].0.to_path_buf(),
+                    })
+                }
+                Duplicates::Last if !(first_wins && files[0] == 0) => files[files.len() - 1],
+                _ => files[0],
+            };
+            for &other in files.iter().filter(|&&f| f != keep) {
+                plan.skip[other].insert(path.clone());
+                plan.skipped += 1;
+            }
+        }
+    }
+    Ok(plan)
 }
 
 /// Where one input's files go in the output: below `prefix`, and only those
@@ -290,7 +408,7 @@ pub fn merge(
     }
     // The inputs' shards stay open once read.
     let mut shards = 0;
-    for p in inputs.iter().filter(|p| !crate::remote::is_url(p)) {
+    for p in inputs.iter().filter(|p| !crate::core::location::is_url(p)) {
         shards += Layout::resolve(p).shard_files()?.len();
     }
     crate::maint::fds::ensure_open_files(shards)?;

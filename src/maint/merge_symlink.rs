@@ -15,15 +15,14 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::archive::Archive;
-use crate::error::{Error, Result};
-use crate::index::Index;
-use crate::layout::Layout;
-use crate::maint::inputs::{
-    check_not_output, classify, open_barecat, remove_stale_temps, temp_name, InputKind,
-};
+use crate::core::archive::Archive;
+use crate::core::error::{Error, Result};
+use crate::core::format::layout::Layout;
+use crate::core::index::Index;
+use crate::core::output::{remove_stale_temps, temp_name};
+use crate::core::shards::sync_dir;
+use crate::maint::inputs::{check_not_output, classify, open_barecat, InputKind};
 use crate::maint::merge::{MergeOptions, PathMap};
-use crate::shard::sync_dir;
 
 /// Options of [`merge_symlink`].
 #[derive(Debug, Clone)]
@@ -32,7 +31,7 @@ pub struct SymlinkMergeOptions {
     pub overwrite: bool,
     /// Keep the first of several files with the same path instead of failing.
     pub ignore_duplicates: bool,
-    /// Write the output's B-tree sidecar ([`crate::sidecar`]).
+    /// Write the output's B-tree sidecar ([`crate::core::sidecar`]).
     pub sidecar: bool,
     /// Put every input's files below this directory (`--prefix`).
     pub prefix: Option<String>,
@@ -84,7 +83,7 @@ pub fn merge_symlink(
     }
     let mut list = Vec::with_capacity(inputs.len());
     for p in inputs {
-        if crate::remote::is_url(p) {
+        if crate::core::location::is_url(p) {
             return Err(Error::UnsupportedInput {
                 path: p.clone(),
                 detail: "a symlink merge needs local inputs (links cannot point at a remote \
@@ -204,7 +203,7 @@ fn build_index(
         let r = (|| -> Result<()> {
             conn.execute_batch("BEGIN").map_err(sql)?;
             let prefix = input.prefix.as_str();
-            for a in crate::path::ancestors(prefix).filter(|a| !a.is_empty()) {
+            for a in crate::core::path::ancestors(prefix).filter(|a| !a.is_empty()) {
                 conn.execute("INSERT OR IGNORE INTO main.dirs (path) VALUES (?1)", [a])
                     .map_err(sql)?;
             }
@@ -298,7 +297,7 @@ fn build_index(
     r?;
     index.set_bulk_mode(false)?;
     if sidecar {
-        crate::sidecar::emit_best_effort(&Layout::current(temp), index.conn());
+        crate::core::sidecar::emit_best_effort(&Layout::current(temp), index.conn());
     }
     drop(index);
     std::fs::File::open(temp)

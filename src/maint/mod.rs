@@ -12,6 +12,7 @@ pub mod inputs;
 pub mod merge;
 pub mod merge_symlink;
 pub mod ncdu;
+pub mod repair;
 pub mod reshard;
 pub mod space;
 pub mod upgrade;

@@ -5,15 +5,15 @@
 //! subdirectories, each in row order as Python barecat writes them. Strings are
 //! escaped to ASCII like Python's `json.dumps`, so the output is the same bytes as
 //! Python barecat's apart from the version and the time stamp. The tree is
-//! streamed by a walk ([`crate::archive::Walk`]): memory does not grow with the
+//! streamed by a walk ([`crate::core::archive::Walk`]): memory does not grow with the
 //! archive, however large its directories.
 
 use std::fmt::Write as _;
 use std::io::Write;
 
-use crate::archive::{Archive, ChildOrder, WalkEvent, WalkOptions};
-use crate::error::{Error, Result};
-use crate::path as mpath;
+use crate::core::archive::{Archive, ChildOrder, WalkEvent, WalkOptions};
+use crate::core::error::{Error, Result};
+use crate::core::path as mpath;
 
 /// A JSON string literal with every non-ASCII character escaped.
 pub fn json_ascii(s: &str) -> String {

@@ -35,14 +35,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::error::{Error, IoContext, Result, SqlContext};
-use crate::layout::Layout;
+use crate::core::error::{Error, IoContext, Result, SqlContext};
+use crate::core::format::layout::Layout;
+use crate::core::progress::Progress;
+use crate::core::shards::{sync_dir, truncate_unless_mapped};
+use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::maint::defrag::{
     each_extent_page, extents_page, Direction, Ext, ExtentCheck, Mover, Steps, Tuning,
 };
-use crate::progress::Progress;
-use crate::shard::{sync_dir, truncate_unless_mapped};
-use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
 /// Options of [`reshard`].
 #[derive(Debug, Clone)]
@@ -182,7 +182,7 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
             "{}: {} ({} bytes) is larger than the new shard size limit of {limit} bytes \
              (a file cannot span shards); nothing was changed",
             path.display(),
-            crate::path::printable(&name),
+            crate::core::path::printable(&name),
             big.size
         )));
     }
@@ -378,7 +378,7 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
 /// the last destination.
 fn renumber(
     layout: &Layout,
-    index: &crate::index::Index,
+    index: &crate::core::index::Index,
     from: u64,
     to: u64,
     temp: &Path,
@@ -429,7 +429,7 @@ fn renumber(
 /// the bytes and the number of the shards left.
 fn finish_shards(
     layout: &Layout,
-    index: &crate::index::Index,
+    index: &crate::core::index::Index,
     count: u64,
     steps: &Steps,
 ) -> Result<(u64, u64)> {

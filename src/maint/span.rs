@@ -2,7 +2,7 @@
 //! one positioned read (holes between them read through). Used by `verify` (a
 //! checksum job per span) and `merge` (a copy per span).
 
-use crate::entry::FileInfo;
+use crate::core::entry::FileInfo;
 
 /// How large a span may grow.
 pub(crate) struct SpanLimits {

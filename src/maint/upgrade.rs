@@ -29,11 +29,12 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde::Serialize;
 
-use crate::error::{Error, IoContext, Result, SqlContext};
-use crate::index::Index;
-use crate::layout::Layout;
-use crate::maint::inputs::{remove_stale_temps, same_file, temp_name};
-use crate::schema::{self, Version};
+use crate::core::error::{Error, IoContext, Result, SqlContext};
+use crate::core::format::layout::Layout;
+use crate::core::format::schema::{self, Version};
+use crate::core::index::Index;
+use crate::core::output::{remove_stale_temps, temp_name};
+use crate::maint::inputs::same_file;
 
 /// Options of [`upgrade`].
 #[derive(Debug, Clone, Copy)]
@@ -151,10 +152,10 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
     // No writer of ours may change the index from here (taken before the
     // connection, so that it is released after it: closing a descriptor of the
     // index drops the process's SQLite locks on it).
-    let _lock = crate::writer::lock_index(&index)?;
+    let _lock = crate::core::index::lock_exclusive(&index)?;
     // Read-write, so that SQLite rolls back a hot journal a killed writer left; the
     // old index is never written.
-    let old = crate::index::connect(
+    let old = crate::core::index::connect(
         &index,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
@@ -238,7 +239,7 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
     if opts.sidecar && sidecar.is_file() {
         fs::rename(&sidecar, layout.sidecar()).at(layout.sidecar())?;
     } else {
-        crate::sidecar::remove(&layout)?;
+        crate::core::sidecar::remove(&layout)?;
     }
     steps.step();
     if opts.preserve_backup {
@@ -247,7 +248,7 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
         steps.step();
     }
     fs::rename(&temp, &index).at(&index)?;
-    crate::shard::sync_dir(&index)?;
+    crate::core::shards::sync_dir(&index)?;
     steps.step();
     let _ = old.execute_batch("ROLLBACK");
     drop(old);
@@ -330,9 +331,9 @@ fn build(index: &Path, temp: &Path, report: &mut UpgradeReport, steps: &mut Step
         ));
     }
     let _ = conn.execute_batch("PRAGMA optimize");
-    crate::sidecar::emit_best_effort(&Layout::current(temp), conn);
+    crate::core::sidecar::emit_best_effort(&Layout::current(temp), conn);
     drop(new);
-    crate::shard::sync_dir(temp)
+    crate::core::shards::sync_dir(temp)
 }
 
 /// Keep the old index as `backup`: a hard link (or, where there are none, a synced
@@ -349,5 +350,5 @@ fn keep_backup(index: &Path, backup: &Path) -> Result<()> {
         fs::File::open(&tmp).and_then(|f| f.sync_all()).at(&tmp)?;
         fs::rename(&tmp, backup).at(backup)?;
     }
-    crate::shard::sync_dir(backup)
+    crate::core::shards::sync_dir(backup)
 }

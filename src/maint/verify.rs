@@ -18,17 +18,17 @@ use std::sync::Mutex;
 use rusqlite::types::{Value, ValueRef};
 use serde::Serialize;
 
-use crate::archive::{Archive, OpenOptions};
-use crate::crc::{self, Crc32c};
-use crate::entry::FileInfo;
-use crate::error::{Error, Result};
-use crate::index::{self, Index, DIR_COLS, FILE_COLS};
-use crate::layout::Layout;
+use crate::core::archive::{Archive, OpenOptions};
+use crate::core::crc::{self, Crc32c};
+use crate::core::entry::FileInfo;
+use crate::core::error::{Error, Result};
+use crate::core::format::layout::Layout;
+use crate::core::index::{self, Index, DIR_COLS, FILE_COLS};
+use crate::core::path as mpath;
+use crate::core::progress::Progress;
 use crate::maint::copy::read_exact_at;
 use crate::maint::space::{ShardSpace, SpaceScanner, SpaceSummary};
 use crate::maint::span::{Span, SpanLimits};
-use crate::path as mpath;
-use crate::progress::Progress;
 
 /// Files are handed to the workers in groups spanning at most this many bytes.
 pub const READ_CHUNK: u64 = 8 << 20;
@@ -77,7 +77,7 @@ pub struct VerifyOptions {
     /// (each has one request of up to 8 MiB in flight).
     pub workers: usize,
     /// How the index of a remote archive is read.
-    pub index_mode: crate::remote::IndexMode,
+    pub index_mode: crate::core::remote::IndexMode,
 }
 
 /// What kind of problem (or warning) a finding is. Serialized in snake case.
@@ -314,7 +314,7 @@ pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<
 /// The B-tree sidecar is an optional cache: anything but a valid one is a warning,
 /// never a problem of the archive.
 fn check_sidecar(path: &Path, f: &mut Findings) {
-    use crate::sidecar::{check, Status};
+    use crate::core::sidecar::{check, Status};
     match check(path) {
         Ok(r) => {
             let hint = match r.status {
@@ -344,11 +344,12 @@ fn check_sidecar(path: &Path, f: &mut Findings) {
 
 /// The sidecar of a remote archive, as its opening found it (its pages were
 /// compared with the index's page 1, not each with the index's own page).
-fn check_remote_sidecar(r: &crate::remote::RemoteIndex, f: &mut Findings) {
-    use crate::remote::SidecarUse;
-    let url = r
-        .url
-        .url_of(&r.url.with_suffix(crate::layout::SIDECAR_SUFFIX));
+fn check_remote_sidecar(r: &crate::core::remote::RemoteIndex, f: &mut Findings) {
+    use crate::core::remote::SidecarUse;
+    let url = r.url.url_of(
+        &r.url
+            .with_suffix(crate::core::format::layout::SIDECAR_SUFFIX),
+    );
     let msg = match &r.sidecar {
         SidecarUse::Pinned { .. } | SidecarUse::NotNeeded => return,
         SidecarUse::Missing => format!("{url}: no sidecar; remote lookups cost more requests"),
@@ -752,7 +753,7 @@ impl Planner<'_> {
 /// Shared state of the checksum workers.
 struct Checker<'a> {
     disk: &'a BTreeMap<u64, DiskShard>,
-    shards: &'a crate::shard::ShardSet,
+    shards: &'a crate::core::shards::ShardSet,
     problems: Mutex<Vec<Finding>>,
     files: AtomicU64,
     bytes: AtomicU64,
@@ -1303,7 +1304,7 @@ pub fn write_human(
     quiet: bool,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    use crate::size::human;
+    use crate::core::size::human;
     for p in &report.problems {
         writeln!(out, "{}", p.message)?;
     }

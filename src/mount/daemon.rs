@@ -20,8 +20,8 @@ use fuser::{Config, MountOption, Session, SessionACL};
 
 use super::fs::{Fs, FuseFs, Log, Settings, READ_AHEAD_KB};
 use super::write::{Policy, Writable};
-use crate::error::{Error, Result};
-use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
+use crate::core::error::{Error, Result};
+use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::Archive;
 
 /// How to mount.
@@ -76,7 +76,7 @@ impl MountOptions {
                 o => match o.strip_prefix("shard_size_limit=") {
                     Some(size) => {
                         self.shard_size_limit = Some(
-                            crate::size::parse_size(size)
+                            crate::core::size::parse_size(size)
                                 .map_err(|e| format!("-o shard_size_limit: {e}"))?,
                         )
                     }
@@ -118,7 +118,7 @@ pub fn mount(archive: &Path, mountpoint: &Path, opts: &MountOptions) -> Result<(
     let mut opts = opts.clone();
     opts.normalize().map_err(Error::InvalidOperation)?;
     let opts = &opts;
-    let remote = crate::remote::is_url(archive);
+    let remote = crate::core::location::is_url(archive);
     if remote && opts.writable {
         return Err(mount_error(
             archive,
@@ -313,7 +313,10 @@ fn serve(archive: &Path, mountpoint: &Path, opts: &MountOptions, tx: Option<File
             // A writable mount unmounted a moment ago (`fusermount3 -u` returns before
             // its daemon has committed and ended) still holds the writer's lock: wait
             // for it a little; a writer still there then is reported by the open.
-            wait_for_writer(&crate::layout::Layout::resolve(archive), LOCK_WAIT);
+            wait_for_writer(
+                &crate::core::format::layout::Layout::resolve(archive),
+                LOCK_WAIT,
+            );
             let mode = if opts.overwrite {
                 CreateMode::Overwrite
             } else {
@@ -504,7 +507,7 @@ pub fn unmount(mountpoint: &Path, lazy: bool) -> Result<()> {
     // Mounted as root, the type is plain `fuse`; through fusermount3, `fuse.barecat`.
     if fstype == "fuse.barecat" || fstype == "fuse" {
         wait_for_writer(
-            &crate::layout::Layout::resolve(Path::new(&source)),
+            &crate::core::format::layout::Layout::resolve(Path::new(&source)),
             Duration::from_secs(30),
         );
     }
@@ -513,7 +516,7 @@ pub fn unmount(mountpoint: &Path, lazy: bool) -> Result<()> {
 
 /// Wait up to `timeout` until no writer holds the archive's index (its exclusive
 /// lock): a mount's daemon commits and ends after the kernel has let go of it.
-fn wait_for_writer(layout: &crate::layout::Layout, timeout: Duration) {
+fn wait_for_writer(layout: &crate::core::format::layout::Layout, timeout: Duration) {
     let Ok(f) = File::open(layout.index()) else {
         return;
     };

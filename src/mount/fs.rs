@@ -31,10 +31,10 @@ use fuser::{
 
 use super::inode::{self, Cookie, Node};
 use super::write::Writable;
-use crate::crc;
-use crate::entry::{DirInfo, FileInfo, Meta, S_IFDIR, S_IFMT, S_IFREG};
-use crate::error::{Error, Result};
-use crate::index::Index;
+use crate::core::crc;
+use crate::core::entry::{DirInfo, FileInfo, Meta, S_IFDIR, S_IFMT, S_IFREG};
+use crate::core::error::{Error, Result};
+use crate::core::index::Index;
 use crate::Archive;
 
 /// Attribute and entry lifetime in the kernel's caches: long on read-only mounts
@@ -51,7 +51,7 @@ const LIST_PAGE: usize = 128;
 const MAX_PIECES: usize = 64;
 /// Files up to this size are checked whole when a read reaches their end on a
 /// handle that did not see all of their bytes.
-const FULL_CHECK_LIMIT: u64 = crate::archive::WHOLE_READ_LIMIT;
+const FULL_CHECK_LIMIT: u64 = crate::core::archive::WHOLE_READ_LIMIT;
 /// On read-only mounts, files up to this size (one read request of the kernel) are
 /// read whole at their first read and served from that; larger ones are checked
 /// piece by piece first, then read as asked.
@@ -425,7 +425,7 @@ impl Fs {
                 ));
             }
             if matches!(cookie, Cookie::Start | Cookie::AfterDot) {
-                let parent = match crate::path::parent(&dir) {
+                let parent = match crate::core::path::parent(&dir) {
                     None | Some("") => inode::ROOT,
                     Some(p) => i
                         .dir_with_id(p)?
@@ -881,7 +881,7 @@ impl Filesystem for FuseFs {
                 mode: Some(S_IFREG | (mode & !umask & 0o7777)),
                 uid: Some(req.uid()),
                 gid: Some(req.gid()),
-                mtime_ns: Some(crate::index::now_ns()),
+                mtime_ns: Some(crate::core::index::now_ns()),
             };
             let (id, fi, fh) = w.create(fs, parent.0, name, meta, flags)?;
             let attr = fs.file_attr_locked(&w, id, &fi).ok_or(Errno::EIO)?;
@@ -938,7 +938,7 @@ impl Filesystem for FuseFs {
             mode: Some(S_IFDIR | (mode & !umask & 0o7777)),
             uid: Some(req.uid()),
             gid: Some(req.gid()),
-            mtime_ns: Some(crate::index::now_ns()),
+            mtime_ns: Some(crate::core::index::now_ns()),
         };
         let r = fs
             .writable()
@@ -1016,7 +1016,7 @@ impl Filesystem for FuseFs {
             return self.getattr(_req, ino, fh, reply);
         }
         let mtime_ns = mtime.map(|t| match t {
-            TimeOrNow::Now => crate::index::now_ns(),
+            TimeOrNow::Now => crate::core::index::now_ns(),
             TimeOrNow::SpecificTime(t) => match t.duration_since(UNIX_EPOCH) {
                 Ok(d) => d.as_nanos().min(i64::MAX as u128) as i64,
                 Err(e) => -(e.duration().as_nanos().min(i64::MAX as u128) as i64),

@@ -141,7 +141,7 @@ fn temp_file() -> io::Result<File> {
                 let path = dir.join(format!(
                     ".barecat-mount-{}-{}-{i}",
                     std::process::id(),
-                    crate::index::now_ns()
+                    crate::core::index::now_ns()
                 ));
                 match std::fs::OpenOptions::new()
                     .read(true)

@@ -34,10 +34,10 @@ use fuser::Errno;
 use super::fs::{child_path, errno, Fs};
 use super::inode::{self, Node};
 use super::spool::Spool;
-use crate::entry::{DirInfo, FileInfo, Meta};
-use crate::error::Error;
+use crate::core::entry::{DirInfo, FileInfo, Meta};
+use crate::core::error::Error;
+use crate::core::writer::{ArchiveWriter, CreateMode, PendingFile, WriterOptions};
 use crate::maint::defrag::{defrag, DefragMode, DefragOptions};
-use crate::writer::{ArchiveWriter, CreateMode, PendingFile, WriterOptions};
 
 type Res<T> = std::result::Result<T, Errno>;
 
@@ -193,7 +193,7 @@ impl Writable {
         let opts = DefragOptions::new(DefragMode::Quick {
             time_limit: DEFRAG_TIME,
         });
-        match defrag(&path, &opts, &crate::progress::Progress::hidden()) {
+        match defrag(&path, &opts, &crate::core::progress::Progress::hidden()) {
             Ok(r) => fs.log.line(&format!(
                 "{}: defragmented: {} files moved, {} bytes given back",
                 path.display(),
@@ -420,7 +420,7 @@ impl Writable {
     /// Copy the first `len` bytes of `fi` into `content`, CRC-checked when whole.
     fn load(&self, fs: &Fs, fi: &FileInfo, content: &mut Spool, len: u64) -> Res<()> {
         let mut buf = vec![0u8; (1 << 20).min(len.max(1)) as usize];
-        let mut crc = crate::crc::Crc32c::new();
+        let mut crc = crate::core::crc::Crc32c::new();
         let mut at = 0u64;
         while at < len {
             let n = (buf.len() as u64).min(len - at) as usize;
@@ -522,7 +522,7 @@ impl Writable {
             return Ok(());
         };
         let meta = Meta {
-            mtime_ns: Some(mtime_ns.unwrap_or_else(crate::index::now_ns)),
+            mtime_ns: Some(mtime_ns.unwrap_or_else(crate::core::index::now_ns)),
             ..old.meta
         };
         let r = if self.streaming == Some(fh) {
@@ -730,7 +730,7 @@ impl Writable {
 fn changed(meta: Meta, c: &Change) -> Meta {
     Meta {
         mode: match (c.mode, meta.mode) {
-            (Some(m), Some(old)) => Some((old & crate::entry::S_IFMT) | (m & 0o7777)),
+            (Some(m), Some(old)) => Some((old & crate::core::entry::S_IFMT) | (m & 0o7777)),
             (Some(m), None) => Some(m & 0o7777),
             (None, old) => old,
         },

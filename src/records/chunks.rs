@@ -1,11 +1,11 @@
 //! Chunk files: lazily memory-mapped for readers, appended by writers.
 //!
-//! Why here and not in [`crate::shard`]: a record reader maps files by a 32-bit
+//! Why here and not in [`crate::core::shards`]: a record reader maps files by a 32-bit
 //! chunk id that names either a dataset chunk (`chunk/<id>.zr`) or an archive shard
 //! (`P-shard-NNNNN`), and a record writer needs growth in fixed steps, compression,
 //! alignment and several appenders at once. What is shared with shards is the rule
 //! that keeps readers safe: a reader holds a shared `flock` on every file it maps,
-//! and writers cut a file only when nobody holds one ([`crate::shard::truncate_unless_mapped`]),
+//! and writers cut a file only when nobody holds one ([`crate::core::shards::truncate_unless_mapped`]),
 //! because touching a page past the end of a mapped file kills the process (SIGBUS).
 
 use std::fs::{File, OpenOptions};
@@ -17,13 +17,13 @@ use std::sync::{Arc, RwLock};
 
 use memmap2::Mmap;
 
-use crate::crc;
-use crate::direct::DirectStage;
-use crate::error::{Error, IoContext, Result};
-use crate::fork::ForkLocal;
-use crate::layout::Layout;
+use crate::core::crc;
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::fork::ForkLocal;
+use crate::core::format::layout::Layout;
+use crate::core::shards::direct::DirectStage;
+use crate::core::shards::{lock_shared, sync_dir, truncate_unless_mapped};
 use crate::records::format::{Compress, DatasetPaths, Entry, MAX_RECORD};
-use crate::shard::{lock_shared, not_a_file, sync_dir, truncate_unless_mapped};
 
 /// Where chunk `id` lives.
 #[derive(Debug, Clone)]
@@ -90,7 +90,7 @@ impl Blob {
 /// For a remote archive there are no maps: each slice is read from its shard.
 pub struct MapCache {
     names: ChunkNames,
-    /// Per process generation: a forked child maps the chunks again ([`crate::fork`]).
+    /// Per process generation: a forked child maps the chunks again ([`crate::core::fork`]).
     open: ForkLocal<RwLock<Vec<Option<Arc<Mapped>>>>>,
     remote: Option<Arc<crate::Archive>>,
 }
@@ -109,7 +109,7 @@ pub(crate) fn open_for_map(path: &Path, missing: impl FnOnce() -> Error) -> Resu
     };
     let md = file.metadata().at(path)?;
     if !md.is_file() {
-        return Err(not_a_file(path, md.is_dir()));
+        return Err(Error::not_a_file(path, md.is_dir()));
     }
     lock_shared(&file).at(path)?;
     Ok(file)
@@ -133,7 +133,7 @@ impl MapCache {
     }
 
     /// The shards of a remote archive, read by ranged requests (a gather in
-    /// address order is coalesced by [`crate::remote::shards`]).
+    /// address order is coalesced by [`crate::core::remote::shards`]).
     pub fn remote(names: ChunkNames, archive: Arc<crate::Archive>) -> MapCache {
         MapCache {
             names,
@@ -308,7 +308,7 @@ impl MapCache {
             ),
         })?;
         if let Some(a) = &self.remote {
-            let fi = crate::entry::FileInfo {
+            let fi = crate::core::entry::FileInfo {
                 path: format!("record at shard {} offset {}", e.chunk, e.offset),
                 shard: e.chunk as u64,
                 offset: e.offset,
@@ -406,7 +406,7 @@ pub struct ChunkAppender {
     stage: Vec<u8>,
     scratch: Vec<u8>,
     zstd: Option<zstd::bulk::Compressor<'static>>,
-    /// Append with direct I/O where the file system has it ([`crate::direct`]).
+    /// Append with direct I/O where the file system has it ([`crate::core::shards::direct`]).
     direct_io: bool,
     /// The direct-I/O stage of the last chunk left, for its buffers.
     spare_stage: Option<DirectStage>,
@@ -428,7 +428,7 @@ struct Current {
     /// Start of the written bytes whose writeback has not been started yet.
     kicked: u64,
     dirty: bool,
-    /// Appends past the page cache ([`crate::direct`]); `None` where the file system
+    /// Appends past the page cache ([`crate::core::shards::direct`]); `None` where the file system
     /// has no direct I/O, when it is turned off, or after a write behind its end.
     direct: Option<DirectStage>,
 }
@@ -462,7 +462,7 @@ impl Current {
             self.kicked = at;
         }
         if end >= self.kicked + WRITEBACK_STEP {
-            crate::shard::start_writeback(&self.file, self.kicked, end - self.kicked);
+            crate::core::shards::start_writeback(&self.file, self.kicked, end - self.kicked);
             self.kicked = end;
         }
         Ok(())
@@ -519,7 +519,7 @@ impl ChunkAppender {
             stage: Vec::new(),
             scratch: Vec::new(),
             zstd: None,
-            direct_io: crate::direct::wanted(),
+            direct_io: crate::core::shards::direct::wanted(),
             spare_stage: None,
             sealed: Vec::new(),
             created: false,
@@ -545,7 +545,7 @@ impl ChunkAppender {
             })?;
         let md = file.metadata().at(&path)?;
         if !md.is_file() {
-            return Err(not_a_file(&path, md.is_dir()));
+            return Err(Error::not_a_file(&path, md.is_dir()));
         }
         if md.len() < pos {
             return Err(Error::CorruptRecords {
@@ -895,7 +895,7 @@ pub fn lock_dataset(paths: &DatasetPaths) -> Result<File> {
         .truncate(false)
         .open(&path)
         .at(&path)?;
-    match crate::shard::flock(&f, libc::LOCK_EX | libc::LOCK_NB) {
+    match crate::core::shards::flock(&f, libc::LOCK_EX | libc::LOCK_NB) {
         Ok(true) => Ok(f),
         Ok(false) => Err(Error::RecordsLocked {
             path: paths.dir.clone(),

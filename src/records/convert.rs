@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{Error, IoContext, Result};
-use crate::progress::Progress;
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::progress::Progress;
+use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::records::format::TableOrder;
 use crate::records::reader::Records;
 use crate::records::writer::{RecordWriter, WriteSummary};
-use crate::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::{Archive, Meta, Order};
 
 /// Append the files of `archive` in `order` (or the paths of `list`, in its order)
@@ -157,6 +157,6 @@ pub fn summary_line(s: &WriteSummary) -> String {
         s.appended,
         s.modified,
         s.deleted,
-        crate::size::human(s.bytes)
+        crate::core::size::human(s.bytes)
     )
 }

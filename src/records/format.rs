@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 
 /// Bytes per offset-table entry.
 pub const ENTRY_SIZE: usize = 16;
@@ -37,7 +37,7 @@ pub const CHUNK_BYTES: u64 = 1 << 30;
 /// The largest record that fits an entry (`physical_length` is a u32).
 pub const MAX_RECORD: u64 = u32::MAX as u64;
 /// Suffix of the record table beside a barecat archive: `P-records`.
-pub const TABLE_SUFFIX: &str = "-records";
+pub use crate::core::format::layout::TABLE_SUFFIX;
 /// Size of the header of a record table file.
 pub const TABLE_HEADER_SIZE: u64 = 4096;
 /// First bytes of a record table file.
@@ -465,7 +465,7 @@ impl TableHeader {
         h[48..56].copy_from_slice(&self.stamp.files.to_le_bytes());
         h[56..64].copy_from_slice(&self.stamp.bytes.to_le_bytes());
         h[64..72].copy_from_slice(&self.missing_crcs.to_le_bytes());
-        let crc = crate::crc::crc32c(&h[..HEADER_CRC_AT]);
+        let crc = crate::core::crc::crc32c(&h[..HEADER_CRC_AT]);
         h[HEADER_CRC_AT..HEADER_CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
         h
     }
@@ -484,7 +484,7 @@ impl TableHeader {
         }
         let u32_at = |a: usize| u32::from_le_bytes(h[a..a + 4].try_into().expect("4"));
         let u64_at = |a: usize| u64::from_le_bytes(h[a..a + 8].try_into().expect("8"));
-        if u32_at(HEADER_CRC_AT) != crate::crc::crc32c(&h[..HEADER_CRC_AT]) {
+        if u32_at(HEADER_CRC_AT) != crate::core::crc::crc32c(&h[..HEADER_CRC_AT]) {
             return Err(corrupt("header checksum mismatch"));
         }
         if u32_at(8) != FORMAT_VERSION {

@@ -46,3 +46,31 @@ pub use reader::{typed, Batch, Element, GatherOptions, OpenOptions, Record, Reco
 pub use rebalance::{RebalanceReport, Utilization};
 pub use table::{BuildOptions, BuildReport};
 pub use writer::{is_dataset, remove_dataset, DatasetOptions, RecordWriter, WriteSummary};
+
+impl Records {
+    /// Open a dataset directory, a barecat archive (its record table `P-records`),
+    /// or a record table file itself.
+    pub fn open(path: impl AsRef<std::path::Path>) -> crate::Result<Records> {
+        Self::open_with(path, reader::OpenOptions::default())
+    }
+
+    pub fn open_with(
+        path: impl AsRef<std::path::Path>,
+        opts: reader::OpenOptions,
+    ) -> crate::Result<Records> {
+        let path = path.as_ref();
+        if path.is_dir() {
+            return reader::open_dataset(path);
+        }
+        // `P-records` names the table of the archive `P`.
+        if let Some(base) = path
+            .to_str()
+            .and_then(|s| s.strip_suffix(crate::records::format::TABLE_SUFFIX))
+        {
+            if path.is_file() && crate::Layout::exists(base)? {
+                return crate::records::table::open_table(std::path::Path::new(base), opts);
+            }
+        }
+        crate::records::table::open_table(path, opts)
+    }
+}

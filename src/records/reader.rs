@@ -19,8 +19,8 @@ use std::sync::Arc;
 use memmap2::Mmap;
 use rayon::prelude::*;
 
-use crate::crc;
-use crate::error::{Error, Result};
+use crate::core::crc;
+use crate::core::error::{Error, Result};
 use crate::records::chunks::{
     map_file, open_for_map, with_read_ahead, Blob, ChunkNames, MapCache, PREFETCH_DENSITY, RUN_GAP,
 };
@@ -49,7 +49,7 @@ pub struct OpenOptions {
     /// stamp (what verify does).
     pub full_check: bool,
     /// How the index of a remote archive is read.
-    pub index_mode: crate::remote::IndexMode,
+    pub index_mode: crate::core::remote::IndexMode,
 }
 
 pub(super) struct Inner {
@@ -116,29 +116,6 @@ const MAPPED_BUDGET: u64 = 1 << 30;
 const POOL_MIN: usize = 4096;
 
 impl Records {
-    /// Open a dataset directory, a barecat archive (its record table `P-records`),
-    /// or a record table file itself.
-    pub fn open(path: impl AsRef<Path>) -> Result<Records> {
-        Self::open_with(path, OpenOptions::default())
-    }
-
-    pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Records> {
-        let path = path.as_ref();
-        if path.is_dir() {
-            return open_dataset(path);
-        }
-        // `P-records` names the table of the archive `P`.
-        if let Some(base) = path
-            .to_str()
-            .and_then(|s| s.strip_suffix(crate::records::format::TABLE_SUFFIX))
-        {
-            if path.is_file() && crate::Layout::exists(base)? {
-                return crate::records::table::open_table(Path::new(base), opts);
-            }
-        }
-        crate::records::table::open_table(path, opts)
-    }
-
     pub(super) fn from_inner(inner: Inner) -> Records {
         Records {
             inner: Arc::new(inner),
@@ -423,14 +400,14 @@ impl Records {
         }
         let run = |f: &mut (dyn FnMut() -> Result<()> + Send)| -> Result<()> {
             // Always on a pool of ours (never rayon's global one, which a forked
-            // child has no threads for: [`crate::fork::pool`]); one thread for small
+            // child has no threads for: [`crate::core::fork::pool`]); one thread for small
             // gathers.
             let threads = if indices.len() >= POOL_MIN && opts.threads != 1 {
                 opts.threads
             } else {
                 1
             };
-            crate::fork::pool(threads)?.install(f)
+            crate::core::fork::pool(threads)?.install(f)
         };
         let stored = |k: usize| -> &[u8] {
             let s = &slots[k];
@@ -828,7 +805,7 @@ pub fn typed<T: Element>(bytes: &[u8]) -> Result<&[T]> {
 }
 
 /// Open a dataset directory.
-fn open_dataset(dir: &Path) -> Result<Records> {
+pub(super) fn open_dataset(dir: &Path) -> Result<Records> {
     let paths = DatasetPaths::new(dir);
     let meta_path = paths.meta();
     let text = match std::fs::read(&meta_path) {

@@ -18,14 +18,14 @@
 
 use serde::Serialize;
 
-use crate::error::{IoContext, Result};
-use crate::progress::Progress;
+use crate::core::error::{IoContext, Result};
+use crate::core::progress::Progress;
+use crate::core::shards::sync_dir;
 use crate::records::chunks::{
     with_read_ahead, write_atomic, ChunkAppender, ChunkLimits, ChunkNames, MapCache,
 };
 use crate::records::format::{Entry, ENTRY_SIZE};
 use crate::records::writer::RecordWriter;
-use crate::shard::sync_dir;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::Ordering;
 

@@ -41,11 +41,12 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::ValueRef;
 use serde::Serialize;
 
-use crate::error::{Error, IoContext, Result, SqlContext};
-use crate::index::Index;
-use crate::layout::Layout;
-use crate::path as mpath;
-use crate::progress::Progress;
+use crate::core::error::{Error, IoContext, Result, SqlContext};
+use crate::core::format::layout::Layout;
+use crate::core::index::Index;
+use crate::core::path as mpath;
+use crate::core::progress::Progress;
+use crate::core::shards::sync_dir;
 use crate::records::chunks::Blob;
 use crate::records::chunks::{map_file, open_for_map};
 use crate::records::format::{
@@ -53,7 +54,6 @@ use crate::records::format::{
     TABLE_HEADER_SIZE,
 };
 use crate::records::reader::{archive_inner, OpenOptions, Records, TableBytes};
-use crate::shard::sync_dir;
 
 /// Options of [`build`].
 #[derive(Debug, Clone)]
@@ -506,7 +506,7 @@ struct Mapped {
 }
 
 /// The record table of a remote archive, read whole (one request).
-fn fetch_table(archive: &Path, index_mode: crate::remote::IndexMode) -> Result<Mapped> {
+fn fetch_table(archive: &Path, index_mode: crate::core::remote::IndexMode) -> Result<Mapped> {
     let a = crate::Archive::open_with(
         archive,
         crate::OpenOptions {
@@ -524,7 +524,7 @@ fn fetch_table(archive: &Path, index_mode: crate::remote::IndexMode) -> Result<M
     let bytes = r
         .fetch_part(
             crate::records::format::TABLE_SUFFIX,
-            crate::remote::Kind::Records,
+            crate::core::remote::Kind::Records,
         )?
         .ok_or_else(|| Error::CorruptRecords {
             path: table.clone(),
@@ -570,8 +570,8 @@ fn map_table(archive: &Path) -> Result<Mapped> {
     map_table_with(archive, Default::default())
 }
 
-fn map_table_with(archive: &Path, index_mode: crate::remote::IndexMode) -> Result<Mapped> {
-    if crate::remote::is_url(archive) {
+fn map_table_with(archive: &Path, index_mode: crate::core::remote::IndexMode) -> Result<Mapped> {
+    if crate::core::location::is_url(archive) {
         return fetch_table(archive, index_mode);
     }
     let layout = Layout::resolve(archive);

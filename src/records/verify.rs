@@ -11,9 +11,9 @@ use std::collections::BTreeSet;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::crc;
-use crate::error::{Error, Result};
-use crate::progress::Progress;
+use crate::core::crc;
+use crate::core::error::{Error, Result};
+use crate::core::progress::Progress;
 use crate::records::format::{parse_chunk_name, Compress, Entry};
 use crate::records::reader::{Records, Source};
 use crate::records::rebalance::Utilization;
@@ -65,7 +65,7 @@ fn written_part(r: &Records, id: u32) -> Result<u64> {
         }
     })?;
     if !md.is_file() {
-        return Err(crate::shard::not_a_file(&path, md.is_dir()));
+        return Err(Error::not_a_file(&path, md.is_dir()));
     }
     Ok(match r.meta().and_then(|m| m.unfull(id)) {
         Some(u) => u.1.min(md.len()),
@@ -199,7 +199,7 @@ pub fn verify(path: &std::path::Path, progress: &Progress) -> Result<RecordsRepo
         }
     }
     let compress = r.compress();
-    let pool = crate::fork::pool(0)?;
+    let pool = crate::core::fork::pool(0)?;
     let found: Vec<(Vec<String>, u64, u64)> = pool.install(|| {
         order
             .par_chunks(1024)

@@ -10,7 +10,7 @@
 //!   compress, checksum and append to its chunk on a thread of its own, while the
 //!   caller fills a second buffer (the flush's entries are set when it lands: at
 //!   the next flush, a delete or a commit). Chunks are appended with direct I/O
-//!   where the file system has it ([`crate::direct`]), past the page cache.
+//!   where the file system has it ([`crate::core::shards::direct`]), past the page cache.
 //! * Chunks are append-only; modify appends the new bytes and repoints the entry;
 //!   delete moves the last entry into the hole (indices are not stable under delete).
 //!
@@ -32,13 +32,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::shards::{sync_dir, truncate_unless_mapped};
 use crate::records::chunks::{lock_dataset, write_atomic, ChunkAppender, ChunkLimits};
 use crate::records::format::{
     parse_chunk_name, Compress, DatasetPaths, Dtype, Entry, Meta, Redo, Unfull, CHUNK_BYTES,
     CHUNK_GROW, CHUNK_RECORDS, CRC_SIZE, ENTRY_SIZE, TABLE_GROW,
 };
-use crate::shard::{sync_dir, truncate_unless_mapped};
 
 /// Options of a new dataset ([`RecordWriter::create`]) and of a writer.
 #[derive(Debug, Clone)]
@@ -122,7 +122,7 @@ pub struct RecordWriter {
     items: Vec<Item>,
     /// The records handed to the slots by the last `flush_data`, being written on
     /// a thread of their own while the caller fills `buf` again.
-    in_flight: Option<crate::fork::Worker<Flushed>>,
+    in_flight: Option<crate::core::fork::Worker<Flushed>>,
     /// The buffer of the last landed flush, for the next one.
     spare: Vec<u8>,
     /// Bytes buffered before the next flush: growing to `FLUSH_BYTES`.
@@ -131,7 +131,7 @@ pub struct RecordWriter {
     commit_bytes: u64,
     summary: WriteSummary,
     poisoned: bool,
-    /// The process generation that opened the writer ([`crate::fork`]).
+    /// The process generation that opened the writer ([`crate::core::fork`]).
     generation: u64,
     _lock: File,
 }
@@ -298,7 +298,7 @@ impl RecordWriter {
                 ..Default::default()
             },
             poisoned: false,
-            generation: crate::fork::generation(),
+            generation: crate::core::fork::generation(),
             paths,
             meta,
             offset,
@@ -398,7 +398,7 @@ impl RecordWriter {
     }
 
     fn check_usable(&self) -> Result<()> {
-        if self.generation != crate::fork::generation() {
+        if self.generation != crate::core::fork::generation() {
             return Err(Error::InvalidOperation(format!(
                 "{}: opened for writing in a parent process; a forked child cannot write \
                  through it (open the dataset again in the child)",
@@ -584,7 +584,7 @@ impl RecordWriter {
         let buf = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
         let mut slots = std::mem::take(&mut self.slots);
         let next_id = self.next_id.clone();
-        self.in_flight = Some(crate::fork::Worker::spawn(move || {
+        self.in_flight = Some(crate::core::fork::Worker::spawn(move || {
             let entries = write_shares(&mut slots, &items, &buf, &next_id);
             Flushed {
                 slots,

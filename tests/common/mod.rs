@@ -79,7 +79,7 @@ pub fn on_path(program: &str) -> bool {
 /// Is the peer present? (Not cached: a check costs one `stat` or one Python start.)
 fn present(peer: &Peer) -> bool {
     match peer.kind.as_str() {
-        "apt" => on_path(&peer.name),
+        "apt" | "diag" => on_path(&peer.name),
         "pip" => Command::new(python())
             .args(["-c", &format!("import {}", peer.name)])
             .stdout(std::process::Stdio::null())

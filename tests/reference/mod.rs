@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Command;
 
-use barecat::path::{normalize, printable, unsafe_reason};
+use barecat::core::path::{normalize, printable, unsafe_reason};
 
 use crate::common::{bin, python};
 use crate::ingest_util::{code, contents, dir_paths, stderr};

@@ -483,7 +483,7 @@ pub fn check_sidecar(path: &Path) -> Result<bool, String> {
         .and_then(|c| c.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(())));
     let index =
         fs::read(layout.index()).map_err(|e| format!("a sidecar without its index ({e})"))?;
-    let Ok(map) = barecat::sidecar::load(&bytes, index.len() as u64, &index) else {
+    let Ok(map) = barecat::core::sidecar::load(&bytes, index.len() as u64, &index) else {
         return Ok(false);
     };
     for (n, page) in map.pages() {
@@ -498,7 +498,7 @@ pub fn check_sidecar(path: &Path) -> Result<bool, String> {
 
 /// After a complete run (or the fix): the sidecar is there and valid.
 pub fn sidecar_valid(path: &Path) -> Check {
-    let r = barecat::sidecar::check(path).map_err(|e| e.to_string())?;
+    let r = barecat::core::sidecar::check(path).map_err(|e| e.to_string())?;
     ensure!(r.is_valid(), "{}: {}", r.sidecar.display(), r.message);
     Ok(())
 }

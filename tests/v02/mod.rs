@@ -206,7 +206,7 @@ pub fn make(
                 p,
                 shard.len() as i64,
                 data.len() as i64,
-                barecat::crc::crc32c(data)
+                barecat::core::crc::crc32c(data)
             ],
         )
         .unwrap();

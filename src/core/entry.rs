@@ -1,0 +1,165 @@
+//! Rows of the index: files, directories and their metadata.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+
+/// Unix metadata stored with files and directories. Every field may be NULL in the
+/// index (archives from zip files, dict-style writes, trigger-created directories).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// `st_mode` as stored: the full mode with file-type bits for file-system imports,
+    /// permission bits only for tar imports. Not normalized.
+    pub mode: Option<u32>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    /// Modification time in nanoseconds since the Unix epoch.
+    pub mtime_ns: Option<i64>,
+}
+
+impl Meta {
+    /// Metadata of a file-system object, as Python's `os.stat` import stores it.
+    pub fn from_fs(md: &fs::Metadata) -> Meta {
+        Meta {
+            mode: Some(md.mode()),
+            uid: Some(md.uid()),
+            gid: Some(md.gid()),
+            mtime_ns: Some(
+                md.mtime()
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(md.mtime_nsec()),
+            ),
+        }
+    }
+
+    /// Permission bits (including setuid, setgid, sticky) without the file-type bits.
+    pub fn permissions(&self) -> Option<u32> {
+        self.mode.map(|m| m & 0o7777)
+    }
+}
+
+/// The S_IFMT file-type mask and the directory type.
+pub const S_IFMT: u32 = 0o170000;
+pub const S_IFDIR: u32 = 0o040000;
+pub const S_IFREG: u32 = 0o100000;
+pub const S_IFLNK: u32 = 0o120000;
+
+/// One row of the `files` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileInfo {
+    pub path: String,
+    pub shard: u64,
+    pub offset: u64,
+    pub size: u64,
+    /// CRC-32C of the content; `None` means "unknown, do not check".
+    pub crc32c: Option<u32>,
+    pub meta: Meta,
+}
+
+impl FileInfo {
+    /// One past the last byte of the file in its shard.
+    pub fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+
+    /// An empty file row `e{i}` at offset 100 of shard 0 (for tests of grouping).
+    #[cfg(test)]
+    pub(crate) fn empty_for_test(i: u64) -> FileInfo {
+        FileInfo {
+            path: format!("e{i}"),
+            shard: 0,
+            offset: 100,
+            size: 0,
+            crc32c: Some(0),
+            meta: Default::default(),
+        }
+    }
+}
+
+/// One row of the `dirs` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirInfo {
+    pub path: String,
+    pub num_subdirs: i64,
+    pub num_files: i64,
+    pub num_files_tree: i64,
+    pub size_tree: i64,
+    pub meta: Meta,
+}
+
+/// A file or a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    File(FileInfo),
+    Dir(DirInfo),
+}
+
+impl Entry {
+    pub fn path(&self) -> &str {
+        match self {
+            Entry::File(f) => &f.path,
+            Entry::Dir(d) => &d.path,
+        }
+    }
+
+    pub fn meta(&self) -> &Meta {
+        match self {
+            Entry::File(f) => &f.meta,
+            Entry::Dir(d) => &d.meta,
+        }
+    }
+
+    pub fn is_dir(&self) -> bool {
+        matches!(self, Entry::Dir(_))
+    }
+
+    /// Size of a file, or the total size below a directory.
+    pub fn size(&self) -> u64 {
+        match self {
+            Entry::File(f) => f.size,
+            Entry::Dir(d) => d.size_tree.max(0) as u64,
+        }
+    }
+}
+
+/// Iteration order over files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// By path, bytewise.
+    Path,
+    /// By (shard, offset): the order of the bytes on disk.
+    Address,
+    /// By row id: the order of insertion.
+    Insertion,
+}
+
+/// The entries directly inside a directory.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// The subdirectories.
+    pub dirs: Vec<DirInfo>,
+    /// The files.
+    pub files: Vec<FileInfo>,
+}
+
+impl FileInfo {
+    /// Error unless `data` has this file's stored CRC32C (a NULL CRC always passes).
+    pub fn check_crc(&self, data: &[u8]) -> crate::Result<()> {
+        match self.crc32c {
+            Some(_) => self.check_computed_crc(crate::core::crc::crc32c(data)),
+            None => Ok(()),
+        }
+    }
+
+    /// Error unless `actual`, the CRC32C computed over the file's bytes, is the
+    /// stored one (a NULL CRC always passes).
+    pub fn check_computed_crc(&self, actual: u32) -> crate::Result<()> {
+        match self.crc32c {
+            Some(expected) if expected != actual => Err(crate::Error::CrcMismatch {
+                member: self.path.clone(),
+                expected,
+                actual,
+            }),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,451 @@
+//! Glob patterns with Python `glob` semantics (spec §12.4), matched against whole
+//! normalized member paths.
+//!
+//! * `*` and `?` never cross `/`; `[…]` classes with `[!…]` negation; no escapes and
+//!   no brace alternation (a backslash is an ordinary character, as in Python).
+//! * When recursive, a `**` segment matches zero or more whole segments.
+//! * When hidden entries are excluded, wildcards do not match a leading `.` of a
+//!   segment, and `**` does not descend into hidden directories.
+//!
+//! Python compiles a pattern to one regular expression with a look-ahead for the
+//! hidden-file rule. Rust's `regex` has no look-ahead, so patterns are matched
+//! segment by segment here: `**` structurally, every other segment with an anchored
+//! regex plus the leading-dot rule. The result is the same language.
+
+use regex::Regex;
+
+use crate::core::error::{Error, Result};
+
+/// How a pattern is interpreted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GlobOptions {
+    /// `**` matches any number of segments (otherwise it is the same as `*`).
+    pub recursive: bool,
+    /// Wildcards may match names that start with `.`.
+    pub include_hidden: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Seg {
+    /// `**` in recursive mode.
+    AnySegments,
+    /// A segment without wildcards.
+    Literal(String),
+    /// A segment with wildcards; `no_dot`: may not match a name starting with `.`.
+    Wild { re: Regex, no_dot: bool },
+}
+
+/// A compiled pattern.
+#[derive(Debug, Clone)]
+pub struct Glob {
+    pattern: String,
+    segs: Vec<Seg>,
+    include_hidden: bool,
+    prefix: String,
+}
+
+/// True if the text contains a wildcard character (`*`, `?` or `[`).
+pub fn has_wildcards(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+impl Glob {
+    /// Compile `pattern`.
+    pub fn new(pattern: &str, opts: GlobOptions) -> Result<Glob> {
+        let parts: Vec<&str> = pattern.split('/').collect();
+        let mut segs = Vec::with_capacity(parts.len());
+        for part in &parts {
+            if opts.recursive && *part == "**" {
+                if !matches!(segs.last(), Some(Seg::AnySegments)) {
+                    segs.push(Seg::AnySegments);
+                }
+            } else if !has_wildcards(part) {
+                segs.push(Seg::Literal(part.to_string()));
+            } else {
+                let no_dot = !opts.include_hidden && part.starts_with(['*', '?']);
+                let body = translate_segment(part);
+                let re =
+                    Regex::new(&format!("^(?s:{body})$")).map_err(|e| Error::InvalidPattern {
+                        pattern: pattern.to_string(),
+                        detail: e
+                            .to_string()
+                            .lines()
+                            .last()
+                            .unwrap_or("")
+                            .trim()
+                            .to_string(),
+                    })?;
+                segs.push(Seg::Wild { re, no_dot });
+            }
+        }
+        let end = pattern.find(['*', '?', '[']).unwrap_or(pattern.len());
+        Ok(Glob {
+            pattern: pattern.to_string(),
+            segs,
+            include_hidden: opts.include_hidden,
+            prefix: pattern[..end].to_string(),
+        })
+    }
+
+    /// The pattern as given.
+    pub fn as_str(&self) -> &str {
+        &self.pattern
+    }
+
+    /// The text before the first wildcard: every match starts with it, so a range
+    /// scan of the path index can stand in for a full scan.
+    pub fn literal_prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Does the whole of `path` match?
+    pub fn is_match(&self, path: &str) -> bool {
+        if path.is_empty() {
+            // The root has no segment at all: only `**` segments match it, and a
+            // trailing `/` after them (Python's regex for `**/` matches "").
+            let n = self.segs.len();
+            return self.segs.iter().enumerate().all(|(i, s)| match s {
+                Seg::AnySegments => true,
+                Seg::Literal(l) => l.is_empty() && i + 1 == n && i > 0,
+                Seg::Wild { .. } => false,
+            });
+        }
+        if let [seg] = self.segs.as_slice() {
+            // One segment against a path of one (a name): no bookkeeping needed.
+            if path.contains('/') {
+                return matches!(seg, Seg::AnySegments) && self.all_visible(path);
+            }
+            return match seg {
+                Seg::AnySegments => self.visible(path),
+                Seg::Literal(l) => l == path,
+                Seg::Wild { re, no_dot } => {
+                    !(*no_dot && path.starts_with('.')) && re.is_match(path)
+                }
+            };
+        }
+        let names: Vec<&str> = path.split('/').collect();
+        let mut failed = vec![false; (self.segs.len() + 1) * (names.len() + 1)];
+        self.match_from(0, 0, &names, &mut failed)
+    }
+
+    fn all_visible(&self, path: &str) -> bool {
+        path.split('/').all(|n| self.visible(n))
+    }
+
+    fn visible(&self, name: &str) -> bool {
+        self.include_hidden || (!name.is_empty() && !name.starts_with('.'))
+    }
+
+    fn match_from(&self, i: usize, j: usize, names: &[&str], failed: &mut [bool]) -> bool {
+        let key = i * (names.len() + 1) + j;
+        if failed[key] {
+            return false;
+        }
+        let ok = match self.segs.get(i) {
+            None => j == names.len(),
+            Some(Seg::AnySegments) => {
+                let last = i + 1 == self.segs.len();
+                // A trailing `**` after a separator needs at least one segment ("a/**"
+                // matches "a/x" but not "a"); alone, it also matches the empty path.
+                let min = usize::from(last && i > 0);
+                let mut ok = false;
+                let mut k = j;
+                loop {
+                    if k - j >= min && self.match_from(i + 1, k, names, failed) {
+                        ok = true;
+                        break;
+                    }
+                    if k == names.len() || !self.visible(names[k]) {
+                        break;
+                    }
+                    k += 1;
+                }
+                ok
+            }
+            Some(seg) => {
+                j < names.len()
+                    && match seg {
+                        Seg::Literal(l) => l == names[j],
+                        Seg::Wild { re, no_dot } => {
+                            !(*no_dot && names[j].starts_with('.')) && re.is_match(names[j])
+                        }
+                        Seg::AnySegments => unreachable!("handled above"),
+                    }
+                    && self.match_from(i + 1, j + 1, names, failed)
+            }
+        };
+        if !ok {
+            failed[key] = true;
+        }
+        ok
+    }
+}
+
+fn escape_char(out: &mut String, c: char) {
+    if c.is_alphanumeric() || c == '_' || !c.is_ascii() {
+        out.push(c);
+    } else {
+        out.push('\\');
+        out.push(c);
+    }
+}
+
+/// Translate one segment (no `/` inside) to a regex body, following CPython's
+/// `glob.translate` for `*`, `?` and bracket expressions.
+fn translate_segment(part: &str) -> String {
+    let chars: Vec<char> = part.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        match c {
+            '*' => {
+                while i < chars.len() && chars[i] == '*' {
+                    i += 1;
+                }
+                out.push_str("[^/]*");
+            }
+            '?' => out.push_str("[^/]"),
+            '[' => {
+                // Find the closing bracket; a `]` right after `[` or `[!` is content.
+                let mut j = i;
+                if j < chars.len() && chars[j] == '!' {
+                    j += 1;
+                }
+                if j < chars.len() && chars[j] == ']' {
+                    j += 1;
+                }
+                while j < chars.len() && chars[j] != ']' {
+                    j += 1;
+                }
+                if j >= chars.len() {
+                    out.push_str("\\[");
+                    continue;
+                }
+                let mut content = &chars[i..j];
+                i = j + 1;
+                let negate = content.first() == Some(&'!');
+                if negate {
+                    content = &content[1..];
+                }
+                let mut class = String::new();
+                let mut k = 0;
+                while k < content.len() {
+                    let lo = content[k];
+                    if k + 2 < content.len() && content[k + 1] == '-' {
+                        let hi = content[k + 2];
+                        if lo <= hi {
+                            escape_char(&mut class, lo);
+                            class.push('-');
+                            escape_char(&mut class, hi);
+                        }
+                        k += 3;
+                    } else {
+                        escape_char(&mut class, lo);
+                        k += 1;
+                    }
+                }
+                match (class.is_empty(), negate) {
+                    (true, false) => out.push_str("[^\\x00-\\x{10FFFF}]"), // matches nothing
+                    (true, true) => out.push('.'),
+                    (false, false) => out.push_str(&format!("[{class}]")),
+                    (false, true) => out.push_str(&format!("[^{class}]")),
+                }
+            }
+            other => escape_char(&mut out, other),
+        }
+    }
+    out
+}
+
+/// Ordered include/exclude rules where the first matching rule decides and paths that
+/// match no rule are included (spec §12.4, used by extract, merge and subset).
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    rules: Vec<(bool, Glob)>,
+}
+
+impl Rules {
+    /// Add a rule. Each pattern is recursive iff it contains `**`; hidden files are
+    /// included; a trailing `/` stands for `/**`.
+    pub fn push(&mut self, include: bool, pattern: &str) -> Result<()> {
+        let pattern = match pattern.strip_suffix('/') {
+            Some(p) if !p.ends_with("**") => format!("{p}/**"),
+            _ => pattern.to_string(),
+        };
+        let glob = Glob::new(
+            &pattern,
+            GlobOptions {
+                recursive: pattern.contains("**"),
+                include_hidden: true,
+            },
+        )?;
+        self.rules.push((include, glob));
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Is `path` selected?
+    pub fn selects(&self, path: &str) -> bool {
+        self.rules
+            .iter()
+            .find(|(_, g)| g.is_match(path))
+            .map(|(inc, _)| *inc)
+            .unwrap_or(true)
+    }
+}
+
+/// A selection of member paths as Python barecat's extract, merge and subset take
+/// it: one `--pattern` glob, or `-i/-x` rules in command-line order (first match
+/// wins).
+#[derive(Debug, Clone)]
+pub enum PathFilter {
+    /// `--pattern GLOB`: a trailing `/` stands for `/**`; recursive iff it holds `**`.
+    Pattern(Glob),
+    /// `-i/-x` rules ([`Rules`]).
+    Rules(Rules),
+}
+
+impl PathFilter {
+    /// `--pattern GLOB`, with hidden names matched or not.
+    pub fn pattern(pattern: &str, include_hidden: bool) -> Result<PathFilter> {
+        let pattern = match pattern.strip_suffix('/') {
+            Some(p) if !p.ends_with("**") => format!("{p}/**"),
+            _ => pattern.to_string(),
+        };
+        let opts = GlobOptions {
+            recursive: pattern.contains("**"),
+            include_hidden,
+        };
+        Ok(PathFilter::Pattern(Glob::new(&pattern, opts)?))
+    }
+
+    /// Include (`true`) and exclude (`false`) rules, in the order given.
+    pub fn rules<S: AsRef<str>>(rules: &[(bool, S)]) -> Result<PathFilter> {
+        let mut r = Rules::default();
+        for (include, pattern) in rules {
+            r.push(*include, pattern.as_ref())?;
+        }
+        Ok(PathFilter::Rules(r))
+    }
+
+    /// Is `path` (a normalized member path) selected?
+    pub fn selects(&self, path: &str) -> bool {
+        match self {
+            PathFilter::Pattern(g) => g.is_match(path),
+            PathFilter::Rules(r) => r.selects(path),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pat: &str, recursive: bool, hidden: bool, path: &str) -> bool {
+        Glob::new(
+            pat,
+            GlobOptions {
+                recursive,
+                include_hidden: hidden,
+            },
+        )
+        .unwrap()
+        .is_match(path)
+    }
+
+    #[test]
+    fn star_does_not_cross_slash() {
+        assert!(m("*.txt", true, false, "a.txt"));
+        assert!(!m("*.txt", true, false, "d/a.txt"));
+        assert!(m("d/*.txt", true, false, "d/a.txt"));
+        assert!(m("a*/b", false, false, "ax/b"));
+        assert!(!m("a?", false, false, "a/"));
+    }
+
+    #[test]
+    fn double_star() {
+        assert!(m("**/*.txt", true, false, "a.txt"));
+        assert!(m("**/*.txt", true, false, "x/y/a.txt"));
+        assert!(m("a/**", true, false, "a/b"));
+        assert!(m("a/**", true, false, "a/b/c"));
+        assert!(!m("a/**", true, false, "a"));
+        assert!(m("a/**/b", true, false, "a/b"));
+        assert!(m("a/**/b", true, false, "a/x/y/b"));
+        assert!(m("**", true, false, "a/b"));
+        // The root (as Python's regex for `**` matches the empty string).
+        assert!(m("**", true, false, ""));
+        assert!(!m("*", true, false, ""));
+        assert!(!m("a/**", true, false, ""));
+        assert!(m("**/", true, false, ""));
+        assert!(m("**/**", true, false, ""));
+        assert!(!m("/**", true, false, ""));
+        assert!(!m("**/", false, false, ""));
+        // Not recursive: ** is *.
+        assert!(!m("**/*.txt", false, false, "a.txt"));
+        assert!(m("**/*.txt", false, false, "x/a.txt"));
+        assert!(!m("**/*.txt", false, false, "x/y/a.txt"));
+    }
+
+    #[test]
+    fn hidden_rule() {
+        assert!(!m("*", true, false, ".hidden"));
+        assert!(m("*", true, true, ".hidden"));
+        assert!(m(".*", true, false, ".hidden"));
+        assert!(!m("*.txt", true, false, ".txt"));
+        assert!(!m("**/*.txt", true, false, ".git/a.txt"));
+        assert!(m("**/*.txt", true, true, ".git/a.txt"));
+        assert!(m("a*", true, false, "a.b"));
+        assert!(!m("?x", true, false, ".x"));
+        assert!(m("[.]x", true, false, ".x"));
+    }
+
+    #[test]
+    fn classes() {
+        assert!(m("[!a]b", false, false, "cb"));
+        assert!(!m("[!a]b", false, false, "ab"));
+        assert!(m("[a-c]", false, false, "b"));
+        assert!(!m("[a-c]", false, false, "d"));
+        assert!(m("[]a]", false, false, "]"));
+        assert!(m("[^]", false, false, "^"));
+        assert!(m("x[", false, false, "x["));
+        assert!(!m("[z-a]q", false, false, "q"));
+        assert!(m("a\\b", false, false, "a\\b"));
+        assert!(m("[&&]", false, false, "&"));
+        assert!(m("{a,b}", false, false, "{a,b}"));
+    }
+
+    #[test]
+    fn prefix() {
+        let g = Glob::new("train/cls*/x.jpg", GlobOptions::default()).unwrap();
+        assert_eq!(g.literal_prefix(), "train/cls");
+    }
+
+    #[test]
+    fn rules_first_match_wins() {
+        let mut r = Rules::default();
+        r.push(false, "**/*.tmp").unwrap();
+        r.push(true, "keep/").unwrap();
+        assert!(!r.selects("keep/a.tmp"));
+        assert!(r.selects("keep/a.txt"));
+        assert!(r.selects("other"));
+    }
+
+    #[test]
+    fn pathological_patterns_are_fast() {
+        let g = Glob::new(
+            "**/**/**/**/**/**/**/**/z",
+            GlobOptions {
+                recursive: true,
+                include_hidden: true,
+            },
+        )
+        .unwrap();
+        let path = vec!["a"; 60].join("/");
+        assert!(!g.is_match(&path));
+    }
+}
