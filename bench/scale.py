@@ -156,6 +156,12 @@ def commands():
         ("index-to-csv", "index", f"{B} index-to-csv {{A}}",
          {"python index-to-csv": f"{PY} index-to-csv {{A}}"}),
         ("cat one file", "index", f"{B} cat {{A}} {q}", {"python cat": f"{PY} cat {{A}} {q}"}),
+        # Interactive programs: ncdu's first screen (the root, from the directory
+        # statistics; --print-screen draws it as text without a terminal), and the
+        # shell's find over the whole archive (streamed).
+        ("ncdu first screen", "index", f"{B} ncdu --print-screen {{A}}", {}),
+        ("shell -c find -name", "index", f"{B} shell {{A}} -c 'find / -name \"*.jpg\"'",
+         {"python shell -c find": f"{PY} shell {{A}} -c 'find / -name \"*.jpg\"'"}),
         ("sidecar", "index", f"{B} sidecar -q {{A}}", {}),
         ("repair --no-trim", "index", f"{B} repair -q --no-trim {{A}}", {}),
         # Checking.

@@ -32,6 +32,7 @@ pub mod core;
 pub mod edit;
 pub mod export;
 pub mod ingest;
+pub mod interactive;
 pub mod listing;
 pub mod maint;
 pub mod mount;

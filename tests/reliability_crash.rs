@@ -1,5 +1,5 @@
 //! Crash consistency: create, from-tar (file and stdin), merge (barecat and tar
-//! inputs), defrag (full and quick) and the daemon of a writable mount are killed
+//! inputs), defrag (full, quick and smart) and the daemon of a writable mount are killed
 //! with SIGKILL at random instants.
 //! After every kill the archive opens and reads back correctly, verify finds
 //! nothing the documented fix does not repair, and after the fix the archive holds
@@ -718,10 +718,12 @@ fn merge_with_a_tar_input_killed_at_random_instants_leaves_old_or_no_output() {
 
 // ---------------------------------------------------------------------- defrag
 
-/// defrag, full or quick: killed, every file still reads; rerunning it finishes.
+/// defrag, full, quick or smart: killed, every file still reads; rerunning it
+/// finishes.
 struct Defrag {
     name: &'static str,
-    quick: bool,
+    /// `--quick`, `--smart` or nothing.
+    mode: Option<&'static str>,
     files: Files,
     template: PathBuf,
     template_snap: Snapshot,
@@ -755,8 +757,8 @@ fn physical(p: &Path) -> u64 {
 impl Defrag {
     fn argv(&self, k: usize) -> Vec<OsString> {
         let mut a = args!["-q"];
-        if self.quick {
-            a.push("--quick".into());
+        if let Some(m) = self.mode {
+            a.push(m.into());
         }
         if k % 2 == 1 {
             a.push("--small-steps".into());
@@ -824,10 +826,10 @@ impl Scenario for Defrag {
             return Err(format!("the files changed: {d}"));
         }
         let v = verify_clean(&self.out, &[])?;
-        if !self.quick {
+        if self.mode != Some("--quick") {
             ensure!(
                 v["space"]["reclaimable_bytes"] == 0,
-                "full defrag left reclaimable bytes: {}",
+                "full or smart defrag left reclaimable bytes: {}",
                 v["space"]
             );
         }
@@ -836,7 +838,7 @@ impl Scenario for Defrag {
     }
 }
 
-fn defrag(quick: bool) {
+fn defrag(mode: Option<&'static str>) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_path_buf();
     let files = make_tree(&d.join("src"), "tree", 700, 300_000, 8);
@@ -845,12 +847,12 @@ fn defrag(quick: bool) {
     let kept = holey_input(&template, &files);
     let template_snap = read_all(&template, &kept).unwrap();
     let mut sc = Defrag {
-        name: if quick {
-            "barecat-defrag --quick"
-        } else {
-            "barecat-defrag"
+        name: match mode {
+            Some("--quick") => "barecat-defrag --quick",
+            Some(_) => "barecat-defrag --smart",
+            None => "barecat-defrag",
         },
-        quick,
+        mode,
         files: kept,
         template_places: places(&template),
         template_physical: physical(&template),
@@ -864,13 +866,19 @@ fn defrag(quick: bool) {
 #[test]
 fn defrag_killed_at_random_instants_keeps_every_file() {
     need!("barecat");
-    defrag(false);
+    defrag(None);
 }
 
 #[test]
 fn quick_defrag_killed_at_random_instants_keeps_every_file() {
     need!("barecat");
-    defrag(true);
+    defrag(Some("--quick"));
+}
+
+#[test]
+fn smart_defrag_killed_at_random_instants_keeps_every_file() {
+    need!("barecat");
+    defrag(Some("--smart"));
 }
 
 // ---------------------------------------------------------------------- sidecar

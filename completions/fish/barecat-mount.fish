@@ -1,4 +1,4 @@
-complete -c barecat-mount -s o -d 'Mount options, comma-separated: FUSE\'s (allow_other, allow_root, ro, default_permissions, auto_unmount, noexec, …) and Python barecat\'s (rw, fg, mmap, overwrite, append_only, defrag, shard_size_limit=SIZE)' -r
+complete -c barecat-mount -s o -l options -d 'Mount options, comma-separated: FUSE\'s (allow_other, allow_root, ro, default_permissions, auto_unmount, noexec, …) and Python barecat\'s (rw, fg, mmap, overwrite, append_only, defrag, shard_size_limit=SIZE)' -r
 complete -c barecat-mount -l uid -d 'Show every entry as owned by this user id' -r
 complete -c barecat-mount -l gid -d 'Show every entry as owned by this group id' -r
 complete -c barecat-mount -l umask -d 'Clear these permission bits (octal) from every entry\'s mode' -r

@@ -16,6 +16,7 @@ Examples:
   barecat-defrag data.barecat                 # pack every file back to back
   barecat-defrag --quick data.barecat         # at most 5 s: fill holes from the end
   barecat-defrag --quick --time-limit 60 data.barecat
+  barecat-defrag --smart data.barecat         # as much as full, moving fewer bytes
   barecat-defrag --dry-run data.barecat       # what could be freed; changes nothing
   barecat-defrag --dry-run --json data.barecat   # the same, as JSON
 
@@ -25,7 +26,12 @@ From cron (quiet unless something fails):
 Full mode packs the files in address order, starting a new shard where the next
 file would cross the shard size limit, then truncates the shards and removes the
 emptied ones. Quick mode moves files from the end of the archive into earlier
-holes that fit them, then truncates what it freed. Both are safe to interrupt at
+holes that fit them, then truncates what it freed. Smart mode gives back what
+full mode gives back but moves fewer bytes: it works out two plans (shift the
+files of each shard over its holes; or first fill holes with files from the end,
+then shift) and carries out the cheaper; it never moves more than packing (Python
+barecat's --smart) would. With several modes given, --dry-run wins, then --quick
+(as in Python barecat). All are safe to interrupt at
 any moment: a file's bytes are copied and synced before its row changes, and no
 byte a committed row points at is overwritten, so every file stays readable.
 An archive with nothing to free is left alone.
@@ -41,18 +47,20 @@ pub struct Args {
     /// Only move files from the end into earlier holes, for a limited time
     #[arg(long)]
     pub quick: bool,
+    /// Give back as much as a full defrag, moving as few bytes as a plan can tell
+    #[arg(long)]
+    pub smart: bool,
     /// Time budget of --quick, in seconds
     #[arg(
         long,
         value_name = "SECONDS",
         default_value_t = 5.0,
-        requires = "quick",
         visible_alias = "max-seconds",
         value_parser = parse_seconds
     )]
     pub time_limit: f64,
     /// Report the space that could be freed; change nothing
-    #[arg(short = 'n', long, conflicts_with = "quick")]
+    #[arg(short = 'n', long)]
     pub dry_run: bool,
     /// Print the report (or, with --dry-run, the analysis) as one JSON document
     #[arg(long)]
@@ -97,6 +105,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             DefragMode::Quick {
                 time_limit: Duration::from_secs_f64(args.time_limit),
             }
+        } else if args.smart {
+            DefragMode::Smart
         } else {
             DefragMode::Full
         },
@@ -125,7 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             writeln!(
                 out,
-                "{name}: freed {} ({} -> {}), moved {} files ({}), {} -> {} shard(s){}",
+                "{name}: freed {} ({} -> {}), moved {} files ({}), {} -> {} shard(s){}{}",
                 human(r.freed_bytes),
                 human(r.physical_before),
                 human(r.physical_after),
@@ -137,6 +147,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "; time limit reached, run again to continue"
                 } else {
                     ""
+                },
+                match &r.smart {
+                    Some(p) if p.filled_files > 0 => format!(
+                        "; {} files ({}) moved into holes from the end, the rest shifted \
+                         (packing would move {})",
+                        p.filled_files,
+                        human(p.filled_bytes),
+                        human(p.packing_bytes)
+                    ),
+                    Some(p) => format!(
+                        "; files shifted within their shards (packing would move {})",
+                        human(p.packing_bytes)
+                    ),
+                    None => String::new(),
                 }
             )?;
         }

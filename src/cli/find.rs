@@ -90,9 +90,24 @@ pub fn dash_options(argv: Vec<OsString>) -> Vec<OsString> {
             break;
         }
         let word = s.strip_prefix('-').filter(|w| !w.starts_with('-'));
+        // Like argparse, an option may be abbreviated to a prefix that no other
+        // option shares (`-n` for `-name`, `-max` for `-maxdepth`).
+        let resolve = |o: &str| -> Option<&'static str> {
+            if o.is_empty() {
+                return None;
+            }
+            if let Some(full) = ALL.iter().find(|f| **f == o) {
+                return Some(full);
+            }
+            let mut hits = ALL.iter().filter(|f| f.starts_with(o));
+            match (hits.next(), hits.next()) {
+                (Some(full), None) => Some(full),
+                _ => None,
+            }
+        };
         let (opt, inline) =
             match word.map(|w| w.split_once('=').map_or((w, None), |(o, v)| (o, Some(v)))) {
-                Some((o, v)) if ALL.contains(&o) => (o, v),
+                Some((o, v)) if resolve(o).is_some() => (resolve(o).unwrap_or(o), v),
                 _ => {
                     out.push(a);
                     continue;
@@ -185,5 +200,19 @@ mod tests {
             ["find", "--", "-name", "--name", "-x"]
         );
         assert_eq!(rw(&["find", "-h", "--help"]), ["find", "-h", "--help"]);
+        // Prefixes that argparse takes: `-p` could be -path or -print0.
+        assert_eq!(
+            rw(&["find", "-n", "x", "-max", "1", "-pr", "-pa=a", "-p"]),
+            [
+                "find",
+                "--name",
+                "x",
+                "--maxdepth",
+                "1",
+                "--print0",
+                "--path=a",
+                "-p"
+            ]
+        );
     }
 }

@@ -17,12 +17,15 @@ use std::process::ExitCode;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
+pub mod abbrev;
+pub mod browse;
 pub mod cat;
 pub mod chmod;
 pub mod common;
 pub mod completion;
 pub mod convert;
 pub mod create;
+pub mod create_recursive;
 pub mod defrag;
 pub mod docs;
 pub mod du;
@@ -38,11 +41,13 @@ pub mod merge;
 pub mod merge_symlink;
 pub mod mount;
 pub mod mv;
+pub mod ncdu;
 pub mod records;
 pub mod repair;
 pub mod reshard;
 pub mod rm;
 pub mod rsync;
+pub mod shell;
 pub mod sidecar;
 pub mod subset;
 pub mod to_archive;
@@ -181,6 +186,10 @@ pub fn commands() -> &'static [Command] {
         ),
         register!("find", "barecat-find", false, find::Args, find::run),
         register!("tree", "barecat-tree", false, tree::Args, tree::run),
+        // Interactive: a shell over the archive, ncdu, a ranger-like browser.
+        register!("shell", "barecat-shell", false, shell::Args, shell::run),
+        register!("ncdu", "barecat-ncdu", false, ncdu::Args, ncdu::run),
+        register!("browse", "barecat-browse", false, browse::Args, browse::run),
         register!(
             "to-ncdu-json",
             "barecat-to-ncdu-json",
@@ -285,6 +294,13 @@ pub fn commands() -> &'static [Command] {
             from_tar::run_legacy
         ),
         register!(
+            "create-recursive",
+            "barecat-create-recursive",
+            true,
+            create_recursive::Args,
+            create_recursive::run
+        ),
+        register!(
             "upgrade-database",
             "barecat-upgrade-database",
             true,
@@ -302,6 +318,55 @@ fn rewrite_argv(command: &str, argv: Vec<OsString>) -> Vec<OsString> {
         "find" | "barecat-find" => find::dash_options(argv),
         _ => argv,
     }
+}
+
+/// The clap definition of a command, as every program parses it: long options may
+/// be abbreviated to any prefix no other option shares (Python's argparse takes
+/// them; see [`abbrev`] for Python's own abbreviations).
+pub fn clap_command(c: &Command) -> clap::Command {
+    infer_long_args((c.command)())
+}
+
+fn infer_long_args(cmd: clap::Command) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    let mut cmd = cmd.infer_long_args(true);
+    for n in names {
+        cmd = cmd.mut_subcommand(n, infer_long_args);
+    }
+    cmd
+}
+
+/// With `BARECAT_DEBUG_ARGS=1` in the environment, a program prints the long name
+/// of every option given on its command line (the name a prefix was taken for)
+/// and exits without running: how the command line was understood.
+fn debug_args(cmd: &clap::Command, m: &ArgMatches) -> bool {
+    if std::env::var_os("BARECAT_DEBUG_ARGS").is_none_or(|v| v != "1") {
+        return false;
+    }
+    for a in cmd.get_arguments() {
+        let id = a.get_id().as_str();
+        if m.try_contains_id(id).unwrap_or(false)
+            && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+        {
+            match a.get_long() {
+                Some(l) => {
+                    let mut names = vec![format!("--{l}")];
+                    names.extend(
+                        a.get_all_aliases()
+                            .unwrap_or_default()
+                            .iter()
+                            .map(|x| format!("--{x}")),
+                    );
+                    println!("{}", names.join(" "));
+                }
+                None => println!("{id}"),
+            }
+        }
+    }
+    true
 }
 
 fn program_name(argv0: &OsString) -> String {
@@ -445,6 +510,9 @@ fn report(prog: &str, err: anyhow::Error) -> ExitCode {
 }
 
 fn run_matches(prog: &str, cmd: &Command, matches: &ArgMatches) -> ExitCode {
+    if debug_args(&clap_command(cmd), matches) {
+        return ExitCode::SUCCESS;
+    }
     match (cmd.run)(matches) {
         Ok(code) => code,
         Err(e) => report(prog, e),
@@ -453,7 +521,7 @@ fn run_matches(prog: &str, cmd: &Command, matches: &ArgMatches) -> ExitCode {
 
 /// The `barecat` command with every command as a subcommand.
 pub fn barecat_command() -> clap::Command {
-    let mut top = clap::Command::new("barecat")
+    let top = clap::Command::new("barecat")
         .version(env!("CARGO_PKG_VERSION"))
         .about("Fast, safe tools for barecat archives")
         .long_about(
@@ -486,15 +554,25 @@ pub fn barecat_command() -> clap::Command {
              Exit status: 0 success, 1 failure (some entries failed or problems found), \
              2 usage error.",
         );
+    let mut top = infer_long_args(top);
     for c in commands().iter().filter(|c| !c.legacy) {
         top = top.subcommand(
-            (c.command)()
+            clap_command(c)
                 .name(c.name)
                 .visible_aliases(c.aliases)
                 .bin_name(format!("barecat {}", c.name)),
         );
     }
     top
+}
+
+/// The clap definition of the command a program name or `barecat` subcommand
+/// (name or alias) runs, for [`abbrev::expand_argv`].
+fn command_named(name: &str) -> Option<clap::Command> {
+    commands()
+        .iter()
+        .find(|c| c.binary == name || (!c.legacy && (c.name == name || c.aliases.contains(&name))))
+        .map(clap_command)
 }
 
 /// Entry point of every binary: `program` is the binary's own name. The `barecat`
@@ -510,8 +588,8 @@ pub(crate) fn main(program: &str) -> ExitCode {
     tune_allocator();
     // Invoked through a link named after a command: run that command.
     if let Some(cmd) = commands().iter().find(|c| c.binary == prog) {
-        let argv = rewrite_argv(&prog, argv);
-        return match (cmd.command)().try_get_matches_from(&argv) {
+        let argv = abbrev::expand_argv(&prog, rewrite_argv(&prog, argv), &command_named);
+        return match clap_command(cmd).try_get_matches_from(&argv) {
             Ok(m) => run_matches(&prog, cmd, &m),
             Err(e) => {
                 let _ = e.print();
@@ -524,7 +602,7 @@ pub(crate) fn main(program: &str) -> ExitCode {
         .and_then(|a| a.to_str())
         .unwrap_or("")
         .to_string();
-    let argv = rewrite_argv(&sub, argv);
+    let argv = abbrev::expand_argv("barecat", rewrite_argv(&sub, argv), &command_named);
     let matches = match barecat_command().try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) => {

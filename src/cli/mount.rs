@@ -67,7 +67,7 @@ pub struct Args {
     /// Mount options, comma-separated: FUSE's (allow_other, allow_root, ro,
     /// default_permissions, auto_unmount, noexec, …) and Python barecat's (rw, fg,
     /// mmap, overwrite, append_only, defrag, shard_size_limit=SIZE)
-    #[arg(short = 'o', value_name = "OPTIONS")]
+    #[arg(short = 'o', long = "options", value_name = "OPTIONS")]
     pub options: Vec<String>,
     /// Show every entry as owned by this user id
     #[arg(long, value_name = "UID")]

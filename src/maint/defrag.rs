@@ -99,6 +99,9 @@ pub enum DefragMode {
     Full,
     /// Move files from the end into earlier holes for at most `time_limit`.
     Quick { time_limit: Duration },
+    /// Give back what a full one gives back, moving fewer bytes
+    /// ([`crate::maint::defrag_smart`]).
+    Smart,
 }
 
 /// Options of [`defrag`].
@@ -166,6 +169,9 @@ pub struct DefragReport {
     pub out_of_time: bool,
     /// The archive's record table, which the moves made stale: rebuilt or removed.
     pub records_table: Option<crate::records::table::TableAction>,
+    /// What a smart defragmentation planned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smart: Option<crate::maint::defrag_smart::SmartPlan>,
 }
 
 /// The space of an archive and what a full defragmentation would give back
@@ -395,7 +401,7 @@ fn full_targets(exts: &[Ext], limit: u64) -> Vec<(u64, u64)> {
 
 /// `full_targets` of the files that follow those already placed, packing from
 /// `at` (shard, write position), which moves on past them.
-fn full_targets_from(exts: &[Ext], limit: u64, at: &mut (u64, u64)) -> Vec<(u64, u64)> {
+pub(crate) fn full_targets_from(exts: &[Ext], limit: u64, at: &mut (u64, u64)) -> Vec<(u64, u64)> {
     let (mut d, mut w) = *at;
     let mut out = Vec::with_capacity(exts.len());
     for e in exts {
@@ -506,7 +512,7 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
     // in the number of files): first to check them (and for a quick one, to find
     // the holes), then to move them.
     let window = opts.tuning.window_files.max(1);
-    let quick = matches!(opts.mode, DefragMode::Quick { .. });
+    let quick = matches!(opts.mode, DefragMode::Quick { .. } | DefragMode::Smart);
     let mut check = ExtentCheck::new(&layout)?;
     let mut live = 0u64;
     let mut holes = HoleFinder::default();
@@ -573,6 +579,20 @@ pub fn defrag(path: &Path, opts: &DefragOptions, progress: &Progress) -> Result<
             report.out_of_time = mover.quick(index, window, holes.holes, deadline)?;
             mover.flush()?;
             // Where the files are now, from the committed rows.
+            each_extent_page(index, window, |page| {
+                reach(&page);
+                Ok(())
+            })?;
+        }
+        DefragMode::Smart => {
+            progress.set_total(live);
+            report.smart = Some(crate::maint::defrag_smart::run(
+                &mut mover,
+                index,
+                window,
+                holes.holes,
+                limit,
+            )?);
             each_extent_page(index, window, |page| {
                 reach(&page);
                 Ok(())
@@ -1036,10 +1056,10 @@ impl<'a> Mover<'a> {
 
 /// A range of a shard that no file refers to, before or between files.
 #[derive(Debug, Clone, Copy)]
-struct Hole {
-    shard: u64,
-    start: u64,
-    len: u64,
+pub(crate) struct Hole {
+    pub(crate) shard: u64,
+    pub(crate) start: u64,
+    pub(crate) len: u64,
 }
 
 #[cfg(test)]
@@ -1080,13 +1100,13 @@ impl HoleFinder {
 }
 
 /// A segment tree of maxima: the leftmost element of a prefix that is at least `x`.
-struct MaxTree {
+pub(crate) struct MaxTree {
     n: usize,
     t: Vec<u64>,
 }
 
 impl MaxTree {
-    fn new(values: impl ExactSizeIterator<Item = u64>) -> MaxTree {
+    pub(crate) fn new(values: impl ExactSizeIterator<Item = u64>) -> MaxTree {
         let n = values.len().next_power_of_two().max(1);
         let mut t = vec![0u64; 2 * n];
         for (i, v) in values.enumerate() {
@@ -1098,7 +1118,7 @@ impl MaxTree {
         MaxTree { n, t }
     }
 
-    fn set(&mut self, i: usize, v: u64) {
+    pub(crate) fn set(&mut self, i: usize, v: u64) {
         let mut k = self.n + i;
         self.t[k] = v;
         while k > 1 {
@@ -1108,7 +1128,7 @@ impl MaxTree {
     }
 
     /// Leftmost index below `end` whose value is at least `x`.
-    fn leftmost(&self, end: usize, x: u64) -> Option<usize> {
+    pub(crate) fn leftmost(&self, end: usize, x: u64) -> Option<usize> {
         self.find(1, 0, self.n, end, x)
     }
 

@@ -21,6 +21,8 @@ use crate::core::format::schema::{self, Version};
 use crate::core::glob::Glob;
 use crate::core::path as mpath;
 
+mod defrag_smart;
+pub mod ncdu;
 pub mod scan;
 pub mod work;
 
