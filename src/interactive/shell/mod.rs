@@ -569,7 +569,7 @@ impl Shell {
         let name = if limit.is_some() { "head" } else { "cat" };
         let a = arg.trim();
         let path = self.resolve(a);
-        if path.is_empty() && a.is_empty() {
+        if path.is_empty() {
             fail!(io, "{name}: missing path");
         }
         let files = self.files_named(&path)?;
@@ -619,7 +619,7 @@ impl Shell {
     fn stat(&mut self, arg: &str, io: &mut Io<'_>) -> Result<Status> {
         let a = arg.trim();
         let path = self.resolve(a);
-        if path.is_empty() && a.is_empty() {
+        if path.is_empty() {
             fail!(io, "stat: missing path");
         }
         let mut named = self.files_named(&path)?;
@@ -983,7 +983,7 @@ impl Shell {
         }
         let a = arg.trim();
         let path = self.resolve(a);
-        if path.is_empty() && a.is_empty() {
+        if path.is_empty() {
             fail!(io, "rm: missing path");
         }
         let files = self.files_named(&path)?;
