@@ -434,10 +434,13 @@ fn smart_defrag_frees_as_much_as_python_and_moves_less() {
     let t = tempfile::tempdir().unwrap();
     let mut total_py = (0u64, 0u64);
     let mut total_ours = (0u64, 0u64);
-    for (seed, files, limit) in [
-        (1u64, 300u64, 1u64 << 40),
-        (2, 400, 1_500_000),
-        (3, 250, 600_000),
+    // Files of random sizes in one shard, in shards of a limit, and files of one
+    // size (records, thumbnails) in one shard.
+    for (seed, files, limit, sizes) in [
+        (1u64, 300u64, 1u64 << 40, "random"),
+        (2, 400, 1_500_000, "random"),
+        (3, 250, 600_000, "random"),
+        (4, 400, 1 << 40, "equal"),
     ] {
         let base = t.path().join(format!("frag{seed}.barecat"));
         py(
@@ -447,6 +450,7 @@ fn smart_defrag_frees_as_much_as_python_and_moves_less() {
                 seed.to_string(),
                 files.to_string(),
                 limit.to_string(),
+                sizes.to_string(),
             ],
         );
         let py_a = t.path().join(format!("py{seed}.barecat"));
@@ -481,6 +485,11 @@ fn smart_defrag_frees_as_much_as_python_and_moves_less() {
              ours {our_moved} ({})",
             report["smart"]["strategy"]
         );
+        if sizes == "equal" {
+            // Holes of the size of the files at the end: filled, nothing shifted.
+            assert_eq!(report["smart"]["strategy"], "fill+shift", "seed {seed}");
+            assert!(our_moved * 2 < py_moved, "seed {seed}");
+        }
         assert!(
             our_freed >= py_freed,
             "seed {seed}: freed {our_freed} < {py_freed}"
