@@ -212,7 +212,8 @@ impl<'a> Reporter<'a> {
                 self.progress.println(&format!("{}: {p}", self.prog));
             }
             Event::Notice(n) => {
-                if !self.quiet {
+                // Warnings are shown even with -q.
+                if !self.quiet || n.contains(": warning: ") || n.starts_with("warning: ") {
                     self.progress.println(&format!("{}: {n}", self.prog));
                 }
             }

@@ -64,7 +64,7 @@ pub(crate) fn run(
                 return;
             }
         };
-        let (kind, stream) = match decompress::open(input) {
+        let (kind, stream, notes) = match decompress::open_noted(input) {
             Ok(x) => x,
             Err(e) => {
                 out.send_small(
@@ -93,6 +93,12 @@ pub(crate) fn run(
                 pipeline::spawn(s, "bc-decompress", move || pump(stream, tx));
                 p.parse(ChannelReader::new(rx), kind);
             });
+            let notes = std::mem::take(&mut *notes.lock().unwrap_or_else(|e| e.into_inner()));
+            for note in notes {
+                if !p.notice(name.as_bytes(), &note) {
+                    break;
+                }
+            }
         }
     })
 }
@@ -407,6 +413,17 @@ impl<'a, 'o> Parser<'a, 'o> {
             if !self.notice(name.as_bytes(), &note) {
                 return;
             }
+        }
+        if let Some(at) = tar.missing_end() {
+            let detail = format!(
+                "the tar ends at byte {at} after a complete member, without its \
+                 end-of-archive blocks (GNU tar, bsdtar and Python's tarfile read it so; \
+                 it may also be cut short at a member boundary)"
+            );
+            if self.opts.strict {
+                return self.fatal(format!("{detail}; --strict refuses it"));
+            }
+            self.notice(name.as_bytes(), &format!("warning: {detail}"));
         }
     }
 

@@ -47,6 +47,8 @@
 //!   later member for the keys `mtime`, `uid` and `gid` (over the header's fields;
 //!   a member's own records win over them); GNU `L`/`K` long names and links. PAX `path`, `linkpath`,
 //!   `size`, `mtime` (exactly, to the nanosecond), `uid`, `gid` override the header.
+//!   Solaris `A` entries hold the ACL of the next member: metadata, never a file
+//!   (as bsdtar reads them; their text is not kept).
 //!   At most [`MAX_METADATA`] bytes of extended headers per member are held.
 //! * **Sparse files**: old GNU (`S`, with extension blocks) and PAX 0.0, 0.1, 1.0;
 //!   [`Member::sparse`] holds the map and [`TarReader::content`] yields the logical
@@ -58,6 +60,8 @@
 //!   bsdtar ("Retrying") do (`tarfile` stops there). A damaged first header means
 //!   the input is not a tar.
 //! * **The end**: the first zero block ends the archive (as in all three readers).
+//!   An input that ends right after a complete member, without the zero blocks,
+//!   ends it too (all three read such a tar; [`TarReader::missing_end`] tells).
 //!   Up to [`TRAILER_SCAN`] bytes after it are read: a lone zero block followed by
 //!   data, or non-zero bytes after the end-of-archive marker (another tar appended,
 //!   which only `tar --ignore-zeros` reads), are noted ([`TarReader::take_notes`]).
@@ -235,6 +239,7 @@ pub struct TarReader<R> {
     finished: bool,
     notes: Vec<String>,
     skip: SkipFn<R>,
+    missing_end: Option<u64>,
 }
 
 impl<R: Read> TarReader<R> {
@@ -258,6 +263,7 @@ impl<R: Read> TarReader<R> {
             finished: false,
             notes: Vec::new(),
             skip,
+            missing_end: None,
         }
     }
 
@@ -272,6 +278,14 @@ impl<R: Read> TarReader<R> {
     /// [`next`]: Self::next
     pub fn take_notes(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notes)
+    }
+
+    /// Where the input ended without an end-of-archive marker, right after a
+    /// complete member (GNU tar, bsdtar and Python's tarfile read such a tar
+    /// without a word; it may also be a tar cut at a member boundary), once
+    /// [`next`](Self::next) returned `None`.
+    pub fn missing_end(&self) -> Option<u64> {
+        self.missing_end
     }
 
     pub fn into_inner(self) -> R {
@@ -401,6 +415,13 @@ impl<R: Read> TarReader<R> {
                 if self.members == 0 && at == 0 {
                     return Err(TarError::Empty);
                 }
+                if self.members > 0 && at == header_offset {
+                    // After a complete member: what GNU tar, bsdtar and tarfile
+                    // read as the end (the importer warns, see `missing_end`).
+                    self.finished = true;
+                    self.missing_end = Some(at);
+                    return Ok(None);
+                }
                 return Err(TarError::Truncated {
                     at,
                     detail: format!(
@@ -423,7 +444,7 @@ impl<R: Read> TarReader<R> {
                     return self.resync(block, at, detail).map(Some);
                 }
             };
-            if matches!(typeflag, b'x' | b'X' | b'g' | b'L' | b'K') {
+            if matches!(typeflag, b'x' | b'X' | b'g' | b'L' | b'K' | b'A') {
                 ext.bytes = ext.bytes.saturating_add(BLOCK + padded(size));
                 if ext.bytes > MAX_METADATA {
                     return Err(TarError::Corrupt {
@@ -451,7 +472,9 @@ impl<R: Read> TarReader<R> {
                         }
                     }
                     b'L' => ext.long_name = Some(until_nul(&data).to_vec()),
-                    _ => ext.long_link = Some(until_nul(&data).to_vec()),
+                    b'K' => ext.long_link = Some(until_nul(&data).to_vec()),
+                    // A Solaris ACL: metadata of the next member, as bsdtar reads it.
+                    _ => {}
                 }
                 continue;
             }
@@ -774,6 +797,9 @@ impl<R: Read> TarReader<R> {
         let mut numbers: Vec<u64> = Vec::new();
         let mut want: Option<usize> = None;
         let mut cur = String::new();
+        // A line starting with '#' is a comment (bsdtar skips them).
+        let mut comment = false;
+        let mut line_start = true;
         loop {
             if self.data_left < BLOCK {
                 return Ok(Err("sparse map cut short".into()));
@@ -788,6 +814,14 @@ impl<R: Read> TarReader<R> {
             }
             self.data_left -= BLOCK;
             for &b in block.iter() {
+                if line_start && b == b'#' {
+                    comment = true;
+                }
+                line_start = b == b'\n';
+                if comment {
+                    comment = b != b'\n';
+                    continue;
+                }
                 if b == b'\n' {
                     let Ok(n) = cur.parse::<u64>() else {
                         return Ok(Err("bad number in sparse map".into()));
@@ -1121,11 +1155,16 @@ fn pax_sparse(pax: &[(String, Vec<u8>)]) -> Result<Option<PaxSparse>, String> {
     let major = text("GNU.sparse.major").map(str::trim);
     let minor = text("GNU.sparse.minor").map(str::trim);
     if major == Some("1") && minor == Some("0") {
+        // GNU tar writes `realsize`; bsdtar takes `size` as well (other writers).
         let real = number("GNU.sparse.realsize")?
+            .or(number("GNU.sparse.size")?)
             .ok_or("PAX sparse file (format 1.0) without GNU.sparse.realsize")?;
         return Ok(Some(PaxSparse::InData(real)));
     }
-    if major.is_some() || minor.is_some() {
+    // Versions 0.0 and 0.1 carry their map in the records; some writers name the
+    // version too (bsdtar reads them by the records).
+    let zero = major.is_none_or(|m| m == "0") && minor.is_none_or(|m| m == "0" || m == "1");
+    if !zero {
         return Err(format!(
             "PAX sparse format {}.{} is not supported",
             major.unwrap_or("?"),
@@ -1326,6 +1365,40 @@ mod tests {
         let mut out = Vec::new();
         r.content().read_to_end(&mut out).unwrap();
         assert_eq!(out, b"\0\0AAAA\0\0BB\0\0");
+    }
+
+    #[test]
+    fn sparse_map_of_format_1_0_with_a_comment() {
+        let mut block = b"# written by some tool\n1\n0\n3\n".to_vec();
+        block.resize(512, 0);
+        block.extend_from_slice(b"abc");
+        let mut r = TarReader::new(&block[..]);
+        r.data_left = block.len() as u64;
+        assert_eq!(r.read_sparse_map().unwrap().unwrap(), vec![(0, 3)]);
+    }
+
+    #[test]
+    fn pax_sparse_versions_named_with_their_records() {
+        let recs = |v: &[(&str, &str)]| -> Vec<(String, Vec<u8>)> {
+            v.iter()
+                .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+                .collect()
+        };
+        let r = recs(&[
+            ("GNU.sparse.major", "0"),
+            ("GNU.sparse.minor", "1"),
+            ("GNU.sparse.size", "10"),
+            ("GNU.sparse.map", "0,2,8,2"),
+        ]);
+        assert!(matches!(pax_sparse(&r), Ok(Some(PaxSparse::Map(m, 10))) if m.len() == 2));
+        let r = recs(&[
+            ("GNU.sparse.major", "1"),
+            ("GNU.sparse.minor", "0"),
+            ("GNU.sparse.size", "10"),
+        ]);
+        assert!(matches!(pax_sparse(&r), Ok(Some(PaxSparse::InData(10)))));
+        let r = recs(&[("GNU.sparse.major", "2"), ("GNU.sparse.minor", "0")]);
+        assert!(pax_sparse(&r).is_err());
     }
 
     #[test]
