@@ -86,6 +86,8 @@ pub struct Args {
     #[command(flatten)]
     pub select: SelectArgs,
     #[command(flatten)]
+    pub names: super::from_archive::NameEncodingArg,
+    #[command(flatten)]
     pub limit: ShardLimit,
     #[command(flatten)]
     pub quiet: Quiet,
@@ -156,6 +158,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
             .options(super::wrap::checksum_threads(), false)?;
         opts.symlinks = args.symlinks.into();
         args.duplicates.apply(&mut opts);
+        args.names.apply(&mut opts);
         return super::wrap::run(
             prog,
             &args.input,
@@ -191,6 +194,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let mut opts = args.select.options(1, args.mode.resume)?;
     opts.symlinks = args.symlinks.into();
     args.duplicates.apply(&mut opts);
+    args.names.apply(&mut opts);
     let mut w = open_output(
         &args.archive,
         args.sidecar.apply(

@@ -65,6 +65,8 @@ pub struct Args {
     #[command(flatten)]
     pub select: SelectArgs,
     #[command(flatten)]
+    pub names: super::from_archive::NameEncodingArg,
+    #[command(flatten)]
     pub limit: ShardLimit,
     #[command(flatten)]
     pub workers: Workers,
@@ -99,6 +101,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
         let mut opts = args.select.options(threads, false)?;
         opts.symlinks = args.symlinks.into();
         args.duplicates.apply(&mut opts);
+        args.names.apply(&mut opts);
         return super::wrap::run(
             prog,
             &args.input,
@@ -112,6 +115,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let mut opts = args.select.options(args.workers.get(), args.mode.resume)?;
     opts.symlinks = args.symlinks.into();
     args.duplicates.apply(&mut opts);
+    args.names.apply(&mut opts);
     let src = ingest::ZipSource::open(&args.input).map_err(plain)?;
     let mut w = open_output(
         &args.archive,

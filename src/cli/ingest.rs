@@ -95,6 +95,7 @@ impl SelectArgs {
             filter: Filter::new(&self.include, &self.exclude).map_err(plain)?,
             select: None,
             prefix: String::new(),
+            name_encoding: None,
         })
     }
 

@@ -28,6 +28,7 @@ pub mod docs;
 pub mod du;
 pub mod extract;
 pub mod find;
+pub mod from_archive;
 pub mod from_tar;
 pub mod from_zip;
 pub mod index_to_csv;
@@ -146,6 +147,13 @@ pub fn commands() -> &'static [Command] {
             false,
             from_zip::Args,
             from_zip::run
+        ),
+        register!(
+            "from-archive",
+            "barecat-from-archive",
+            false,
+            from_archive::Args,
+            from_archive::run
         ),
         register!(
             "convert",

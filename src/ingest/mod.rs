@@ -19,7 +19,9 @@
 //! * [`add_paths`]: files and directories of the file system ([`FsInput`]).
 //! * [`import_tar`]: a tar stream, plain or compressed (detected by magic bytes).
 //! * [`import_zip`]: a zip file.
-//! * [`import_archive`]: a tar or zip file, told apart by its first bytes.
+//! * [`import_archive`]: an archive in any format this crate reads (tar, zip, 7z,
+//!   rar, cpio, rpm, ISO 9660, ar, xar, cab, lha), told by its content
+//!   ([`formats`]).
 //!
 //! All of them work on an already open writer, so that other operations (merging
 //! tar and zip inputs into an archive) can reuse them. They do not call
@@ -38,6 +40,7 @@ use crate::core::writer::ArchiveWriter;
 
 pub mod decompress;
 pub mod filter;
+pub mod formats;
 pub mod fs;
 pub(crate) mod pipeline;
 pub mod tar;
@@ -117,6 +120,10 @@ pub struct IngestOptions {
     /// Tar and zip inputs: store every member below this directory (`merge
     /// --prefix`, `--as-subdirs`); `""` for none.
     pub prefix: String,
+    /// Member names that are not valid UTF-8 are decoded from this encoding
+    /// (`--name-encoding`); without it they are reported. Zip names without the
+    /// UTF-8 flag default to CP437.
+    pub name_encoding: Option<formats::names::NameEncoding>,
 }
 
 impl Default for IngestOptions {
@@ -136,6 +143,7 @@ impl Default for IngestOptions {
             filter: Filter::default(),
             select: None,
             prefix: String::new(),
+            name_encoding: None,
         }
     }
 }
@@ -382,20 +390,15 @@ pub fn detect_kind(path: &Path) -> Result<ArchiveKind> {
     )
 }
 
-/// Import a tar or zip file, whichever it is.
+/// Import an archive file whatever its format (tar, plain or compressed, zip,
+/// and the formats of [`formats`]), told by its content.
 pub fn import_archive(
     w: &mut ArchiveWriter,
     path: &Path,
     opts: &IngestOptions,
     sink: &mut dyn FnMut(Event),
 ) -> Result<Summary> {
-    match detect_kind(path)? {
-        ArchiveKind::Zip => import_zip(w, path, opts, sink),
-        ArchiveKind::Tar => {
-            let f = open_sequential(path)?;
-            import_tar(w, f, &path.display().to_string(), opts, sink)
-        }
-    }
+    formats::import_path(w, path, opts, sink)
 }
 
 /// An I/O error as a short phrase, without Rust's "(os error N)" suffix.

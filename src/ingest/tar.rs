@@ -32,6 +32,7 @@ use std::io::{self, Read};
 use crossbeam_channel::{bounded, Receiver};
 
 use super::decompress::{self, Compression};
+use super::formats::names;
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
 use super::tar_reader::{ends_inside, Kind, Member, Record, TarError, TarReader};
 use super::{Event, IngestOptions, Problem, Summary, SymlinkPolicy};
@@ -82,6 +83,7 @@ pub(crate) fn run(
             seq: 0,
             threshold: opts.stream_threshold(),
             in_place: false,
+            bad_names: 0,
         };
         if kind == Compression::None {
             p.parse(stream, kind);
@@ -147,6 +149,7 @@ pub(crate) fn run_in_place(
                 seq: 0,
                 threshold: opts.stream_threshold(),
                 in_place: true,
+                bad_names: 0,
             };
             // A small buffer: every seek over member data drops it, and what it holds beyond
             // the header would be read twice.
@@ -336,6 +339,8 @@ struct Parser<'a, 'o> {
     threshold: u64,
     /// Indexing the tar in place (`--wrap`) instead of copying member data.
     in_place: bool,
+    /// Member names that are not UTF-8 (and not decoded by `--name-encoding`).
+    bad_names: u64,
 }
 
 impl<'a, 'o> Parser<'a, 'o> {
@@ -411,6 +416,12 @@ impl<'a, 'o> Parser<'a, 'o> {
         let name = self.name.to_string();
         for note in tar.take_notes() {
             if !self.notice(name.as_bytes(), &note) {
+                return;
+            }
+        }
+        if self.bad_names > 0 {
+            let hint = names::hint(self.bad_names);
+            if !self.notice(name.as_bytes(), &hint) {
                 return;
             }
         }
@@ -506,21 +517,24 @@ impl<'a, 'o> Parser<'a, 'o> {
                 self.send(Item::Dir { path, meta })
             }
             Kind::HardLink => {
-                let target = m.link.as_deref().map(std::str::from_utf8);
+                let target = m
+                    .link
+                    .as_deref()
+                    .map(|l| names::decode_name(l, self.opts.name_encoding));
                 let meta = Meta {
                     mode: meta.mode.map(|m| m | S_IFREG),
                     ..meta
                 };
                 let target = match target {
-                    Some(Ok(t)) if mpath::unsafe_reason(t).is_none() => {
-                        let t = mpath::normalize(t);
+                    Some(Ok(t)) if mpath::unsafe_reason(&t).is_none() => {
+                        let t = mpath::normalize(&t);
                         mpath::strip_components(&t, self.opts.strip_components)
                             .map(|p| mpath::join(&self.opts.prefix, p))
                     }
                     Some(Ok(t)) => {
                         let detail = format!(
                             "hard link to \"{}\", outside the archive root; skipped",
-                            printable(t)
+                            printable(&t)
                         );
                         return self.problem(raw, detail);
                     }
@@ -585,10 +599,15 @@ impl<'a, 'o> Parser<'a, 'o> {
     /// The stored path of a member: `None` after reporting a problem, `Some(None)`
     /// when it is filtered or stripped away.
     fn member_path(&mut self, raw: &[u8]) -> Option<Option<String>> {
-        let Ok(text) = std::str::from_utf8(raw) else {
-            self.problem(raw, "member name is not valid UTF-8; skipped");
-            return None;
+        let text = match names::decode_name(raw, self.opts.name_encoding) {
+            Ok(t) => t,
+            Err(detail) => {
+                self.bad_names += 1;
+                self.problem(raw, detail);
+                return None;
+            }
         };
+        let text = text.as_str();
         if let Some(reason) = mpath::unsafe_reason(text) {
             self.problem(raw, format!("{reason}; not stored"));
             return None;
