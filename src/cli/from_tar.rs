@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use anyhow::Context;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet, ShardLimit};
@@ -18,7 +17,7 @@ use super::ingest::{
 };
 use crate::core::progress::Progress;
 use crate::core::writer::CreateMode;
-use crate::ingest::{self, ArchiveKind};
+use crate::ingest::{self, formats::Format};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -100,12 +99,13 @@ pub struct Args {
     pub wrap: bool,
 }
 
-/// Legacy `archive2barecat IN OUT [--shard-size-limit S] [--overwrite]`: a tar or
-/// zip file, added to OUT (created when missing) unless `--overwrite`.
+/// Legacy `archive2barecat IN OUT [--shard-size-limit S] [--overwrite]`: an
+/// archive in any format `barecat-from-archive` reads (Python barecat's reads tar
+/// and zip), added to OUT (created when missing) unless `--overwrite`.
 #[derive(Debug, Parser)]
 #[command(name = "archive2barecat", version, hide = true)]
 pub struct LegacyArgs {
-    /// The tar or zip file
+    /// The archive file (tar, zip, 7z, rar, cpio, ISO 9660, ...: told by its content)
     pub archive_file: PathBuf,
     /// The barecat archive
     pub barecat_file: PathBuf,
@@ -230,10 +230,18 @@ pub fn run_legacy(args: LegacyArgs) -> anyhow::Result<ExitCode> {
         CreateMode::AppendOrCreate
     };
     let opts = ingest::IngestOptions::default();
-    let kind = ingest::detect_kind(&args.archive_file).map_err(plain)?;
-    let zip = match kind {
-        ArchiveKind::Zip => Some(ingest::ZipSource::open(&args.archive_file).map_err(plain)?),
-        ArchiveKind::Tar => None,
+    // Any format this suite reads, told by its content (Python barecat's reads
+    // tar and zip).
+    let format = ingest::formats::detect(&args.archive_file)
+        .map_err(plain)?
+        .ok_or_else(|| {
+            plain(ingest::formats::unknown(
+                &args.archive_file.display().to_string(),
+            ))
+        })?;
+    let zip = match format {
+        Format::Zip => Some(ingest::ZipSource::open(&args.archive_file).map_err(plain)?),
+        _ => None,
     };
     let mut w = open_output(
         &args.barecat_file,
@@ -247,12 +255,9 @@ pub fn run_legacy(args: LegacyArgs) -> anyhow::Result<ExitCode> {
     let mut reporter = Reporter::new(PROG, false, &progress);
     let result = match &zip {
         Some(src) => ingest::import_zip_source(&mut w, src, &opts, &mut |e| reporter.event(e)),
-        None => {
-            let f = File::open(&args.archive_file)
-                .with_context(|| format!("cannot open {}", args.archive_file.display()))?;
-            let name = args.archive_file.display().to_string();
-            ingest::import_tar(&mut w, f, &name, &opts, &mut |e| reporter.event(e))
-        }
+        None => ingest::formats::import_as(&mut w, &args.archive_file, format, &opts, &mut |e| {
+            reporter.event(e)
+        }),
     };
     conclude(w, result, &reporter, mode)
 }

@@ -790,6 +790,16 @@ impl ArchiveWriter {
         })
     }
 
+    /// [`begin_file`](Self::begin_file) for content whose length is not known in
+    /// advance (a compressed member whose header tells a wrong size): it is
+    /// whatever arrives before [`finish_file`](Self::finish_file), which moves
+    /// the file to a new shard if it crossed the shard size limit.
+    pub fn begin_file_open_ended(&mut self, path: &str, meta: Meta) -> Result<PendingFile> {
+        let mut pf = self.begin_file(path, meta, 0)?;
+        pf.open_ended = true;
+        Ok(pf)
+    }
+
     /// Append a chunk of a pending file. More bytes than announced is an error.
     pub fn write_chunk(&mut self, pf: &mut PendingFile, data: &[u8]) -> Result<()> {
         self.check_usable()?;

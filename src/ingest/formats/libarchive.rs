@@ -49,8 +49,6 @@ use crate::ingest::{Event, IngestOptions, Problem, Summary, SymlinkPolicy};
 
 /// Read blocks of this size from the file.
 const BLOCK: usize = 1 << 20;
-/// A member whose size the format does not tell is read into memory, up to this.
-const UNSIZED_MAX: u64 = 1 << 30;
 /// Consecutive damaged headers skipped before giving up on the input.
 const MAX_RETRIES: u32 = 10_000;
 
@@ -199,8 +197,9 @@ impl Reader {
                 ffi::AE_IFREG => Kind::File,
                 ffi::AE_IFDIR => Kind::Dir,
                 ffi::AE_IFLNK => Kind::Symlink,
-                // A hard link may come without a type (cpio, tar).
-                0 if hardlink.is_some() => Kind::File,
+                // No type: a hard link (cpio, tar), or a member of a format without
+                // types (GNU ar's deterministic mode): bsdtar extracts a file.
+                0 => Kind::File,
                 _ => Kind::Special,
             };
             let mtime_ns = (ffi::archive_entry_mtime_is_set(e) != 0).then(|| {
@@ -797,58 +796,48 @@ impl Producer<'_, '_> {
         }
     }
 
-    /// A member whose size the format does not tell: read whole, then sent.
+    /// A member whose size the format does not tell: streamed as it comes.
     fn without_size(&mut self, seq: u64, path: String, meta: Meta, shown: &str) -> bool {
-        let mut data = Vec::new();
-        let mut buf = vec![0u8; CHUNK];
-        let item = loop {
-            match self.reader.read(&mut buf) {
-                Ok(0) => {
-                    let crc = crc::crc32c(&data);
-                    break Item::File {
-                        path,
-                        meta,
-                        data: std::mem::take(&mut data),
-                        crc,
-                    };
-                }
+        let Some(ticket) = self.out.reserve(seq, 0) else {
+            return false;
+        };
+        let (tx, rx) = bounded::<Chunk>(2);
+        if !self.out.send(
+            seq,
+            Item::OpenStream {
+                path,
+                meta,
+                chunks: rx,
+            },
+            ticket,
+        ) {
+            return false;
+        }
+        loop {
+            let mut chunk = vec![0u8; CHUNK];
+            match read_full(&mut self.reader, &mut chunk) {
+                Ok(0) => return true,
                 Ok(n) => {
-                    data.extend_from_slice(&buf[..n]);
-                    if data.len() as u64 > UNSIZED_MAX {
-                        break Item::Problem(Problem::new(
-                            shown,
-                            format!(
-                                "the archive does not tell its size and it exceeds {} GiB; skipped",
-                                UNSIZED_MAX >> 30
-                            ),
-                        ));
+                    chunk.truncate(n);
+                    if tx.send(Chunk::Data(chunk)).is_err() {
+                        return !self.out.aborted();
                     }
                 }
                 Err(e) => {
-                    let item = Item::Problem(Problem::new(
-                        shown,
-                        format!("cannot read its data: {e}; skipped"),
-                    ));
+                    let detail = format!("cannot read its data: {e}; skipped");
+                    let _ = tx.send(Chunk::Failed(Problem::new(shown, detail)));
+                    drop(tx);
                     if is_fatal(&e) {
-                        self.out.send_small(seq, item);
                         self.fatal(format!(
                             "cannot read on after member \"{}\": {e}",
                             printable(shown)
                         ));
                         return false;
                     }
-                    break item;
+                    return !self.out.aborted();
                 }
             }
-        };
-        let cost = match &item {
-            Item::File { data, .. } => data.len() as u64,
-            _ => 0,
-        };
-        let Some(ticket) = self.out.reserve(seq, cost) else {
-            return false;
-        };
-        self.out.send(seq, item, ticket)
+        }
     }
 }
 
