@@ -179,8 +179,6 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
                 ),
             )?;
             let quiet = args.quiet.quiet;
-            let total = std::fs::metadata(&args.input).ok().map(|m| m.len());
-            let _ = total;
             let progress = Progress::new(!quiet, "converting", None);
             let mut reporter = Reporter::new(prog, quiet, &progress);
             if args.mode.resume {

@@ -1,5 +1,6 @@
 //! `barecat-from-tar`: convert a tar archive or stream (plain, gzip, bzip2, xz,
-//! zstd) into a barecat archive. Also the legacy `archive2barecat`.
+//! zstd, lz4, lzip, compress) into a barecat archive. Also the legacy
+//! `archive2barecat`.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -23,6 +24,7 @@ const EXAMPLES: &str = "\
 Examples:
   barecat-from-tar dataset.tar data.barecat
   barecat-from-tar dataset.tar.zst data.barecat      # compression is detected
+  barecat-from-tar images.tar.lz4 data.barecat       # also .tar.lz (lzip), .tar.Z
   curl -s https://host/shards/0001.tar | barecat-from-tar - data.barecat
   barecat-from-tar --strip-components 1 imagenet.tgz data.barecat
   barecat-from-tar -a part2.tar data.barecat         # add to an existing archive
@@ -49,10 +51,18 @@ the same with a note per duplicate, --duplicates first keeps the first, and
 shards as a hole (barecat-defrag reclaims it). With --resume, a path the
 interrupted run stored is kept as it is.
 
+The compression is told by the content: gzip (also several members, and bytes
+after the stream, which are ignored with a note), bzip2, xz, zstd and lz4 (also
+after skippable frames), lzip, compress (.Z); lzop is refused with what to do.
+Solaris ACL entries are metadata of the next member, never files. Names that are
+not UTF-8 are reported, with a hint; --name-encoding ENC decodes them.
+
 A damaged header is reported and reading goes on at the next valid header (as GNU
-tar and bsdtar do). A truncated tar, or a compressed stream that cannot be
-decompressed, stops the conversion with an error; everything before the damage is
-committed and readable.
+tar and bsdtar do). A tar that ends after its last complete member without the
+end-of-archive blocks is read (as GNU tar, bsdtar and tarfile read it) with a
+warning; --strict refuses it. A tar truncated inside a member, or a compressed
+stream that cannot be decompressed, stops the conversion with an error;
+everything before the damage is committed and readable.
 
 --wrap copies nothing: the archive indexes the members where they lie in the
 tar, and its shard 0 is a symbolic link to the tar (an absolute path), as Python
