@@ -16,6 +16,7 @@
 //!   read by remote readers.
 //! * [`location`]: where an archive lives (a path or a URL).
 //! * [`output`]: outputs that appear whole (built aside, renamed into place).
+//! * [`readahead`]: local bytes brought off the disk before a reader asks for them.
 //! * [`fork`]: what keeps all of the above working in a forked child.
 //! * Shared vocabulary: [`entry`] (file and directory rows), [`path`] (archive
 //!   paths), [`glob`], [`crc`], [`size`], [`progress`], [`error`].
@@ -32,6 +33,7 @@ pub mod location;
 pub mod output;
 pub mod path;
 pub mod progress;
+pub mod readahead;
 pub mod remote;
 pub mod shards;
 pub mod sidecar;

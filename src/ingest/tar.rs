@@ -40,6 +40,7 @@ use crate::core::entry::{Meta, S_IFDIR, S_IFREG};
 use crate::core::error::{Error, Result};
 use crate::core::index::Index;
 use crate::core::path::{self as mpath, printable};
+use crate::core::readahead;
 use crate::core::writer::ArchiveWriter;
 
 pub(crate) fn run(
@@ -115,7 +116,7 @@ pub(crate) fn run_in_place(
     opts: &IngestOptions,
     sink: &mut dyn FnMut(Event),
 ) -> Result<Summary> {
-    let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::Sequential);
+    readahead::advise_sequential(file);
     pipeline::run_parallel(
         w,
         opts,
@@ -135,7 +136,7 @@ pub(crate) fn run_in_place(
                 out: Out::Tasks {
                     emit,
                     file,
-                    asked: 0,
+                    ahead: readahead::Window::new(0, IN_PLACE_AHEAD, IN_PLACE_AHEAD / 4),
                 },
                 index: None,
                 seq: 0,
@@ -248,8 +249,8 @@ enum Out<'a, 'o> {
     Tasks {
         emit: &'a mut dyn FnMut(Task) -> bool,
         file: &'a File,
-        /// Bytes before this offset were asked to be read ahead.
-        asked: u64,
+        /// What the kernel was asked to read ahead.
+        ahead: readahead::Window,
     },
 }
 
@@ -614,21 +615,12 @@ impl<'a, 'o> Parser<'a, 'o> {
                  it cannot be indexed in place (convert without --wrap to store it); skipped",
             );
         }
-        let Out::Tasks { emit, file, asked } = &mut self.out else {
+        let Out::Tasks { emit, file, ahead } = &mut self.out else {
             unreachable!("indexing in place goes through tasks");
         };
         // Ask the kernel to read ahead of the checksumming threads.
         let (at, end) = (m.data_offset, m.data_offset + m.data_len);
-        while *asked < end.saturating_add(IN_PLACE_AHEAD) {
-            let from = (*asked).max(at);
-            let _ = rustix::fs::fadvise(
-                *file,
-                from,
-                std::num::NonZeroU64::new(IN_PLACE_AHEAD / 4),
-                rustix::fs::Advice::WillNeed,
-            );
-            *asked = from + IN_PLACE_AHEAD / 4;
-        }
+        ahead.advance(file, at, end);
         self.seq += 1;
         emit(Task::Data {
             path,

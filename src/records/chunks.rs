@@ -21,6 +21,7 @@ use crate::core::crc;
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::fork::ForkLocal;
 use crate::core::format::layout::Layout;
+use crate::core::readahead;
 use crate::core::shards::direct::DirectStage;
 use crate::core::shards::{lock_shared, sync_dir, truncate_unless_mapped};
 use crate::records::format::{Compress, DatasetPaths, Entry, MAX_RECORD};
@@ -232,8 +233,8 @@ impl MapCache {
     }
 
     /// Read the bytes of `entries` into the page cache, as runs of nearby bytes
-    /// (closer than [`RUN_GAP`]) in address order, where they lie dense enough for
-    /// that to pay (at least [`PREFETCH_DENSITY`] entries per run; a scattered
+    /// (closer than [`readahead::RUN_GAP`]) in address order, where they lie dense enough for
+    /// that to pay (at least [`readahead::PREFETCH_DENSITY`] entries per run; a scattered
     /// request would read whole spans it does not need); return at once otherwise.
     /// See `will_need`.
     pub fn read_ahead(&self, entries: &[Entry]) {
@@ -259,14 +260,8 @@ impl MapCache {
             .filter_map(|e| Some((e.chunk, e.offset, e.end()?)))
             .collect();
         spans.sort_unstable();
-        let mut runs: Vec<(u32, u64, u64)> = Vec::new();
-        for (c, s, e) in spans {
-            match runs.last_mut() {
-                Some((rc, _, re)) if *rc == c && s <= *re + RUN_GAP as u64 => *re = (*re).max(e),
-                _ => runs.push((c, s, e)),
-            }
-        }
-        if runs.is_empty() || runs.len() * PREFETCH_DENSITY > entries.len() {
+        let runs = readahead::coalesce(spans);
+        if runs.is_empty() || !readahead::worth_loading(runs.len(), entries.len()) {
             return;
         }
         for (c, s, e) in runs {
@@ -274,12 +269,10 @@ impl MapCache {
         }
     }
 
-    /// Bring bytes `start..end` of chunk `id` into the page cache by reading them
-    /// (sequential `pread`s into a scratch buffer, so that the kernel's read-ahead
-    /// keeps the device busy as for `cat`), for a caller that reads ahead on a
-    /// thread of its own. Not `madvise(MADV_WILLNEED)`: the kernel caps that at one
-    /// read-ahead window (a few hundred KiB) per call. Nothing for a remote archive,
-    /// whose bytes are read per record; errors are left to the readers to report.
+    /// Bring bytes `start..end` of chunk `id` into the page cache
+    /// ([`readahead::load`]), for a caller that reads ahead on a thread of its own.
+    /// Nothing for a remote archive, whose bytes are read per record; errors are left
+    /// to the readers to report.
     pub fn will_need(&self, id: u32, start: u64, end: u64) {
         if self.remote.is_some() || end <= start {
             return;
@@ -287,15 +280,7 @@ impl MapCache {
         let Ok(m) = self.mapped(id) else {
             return;
         };
-        let mut buf = vec![0u8; READ_AHEAD_PIECE];
-        let mut at = start;
-        while at < end {
-            let want = (end - at).min(READ_AHEAD_PIECE as u64) as usize;
-            match m.file.read_at(&mut buf[..want], at) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => at += n as u64,
-            }
-        }
+        readahead::load(&m.file, start, end);
     }
 
     /// The bytes of `e`, borrowed from the chunk's map (kept alive by the Arc).
@@ -336,43 +321,6 @@ fn empty_map() -> Mmap {
         })
         .expect("an empty anonymous map")
 }
-
-/// Run `f` on each of `items` in order while a helper thread runs `ahead` (a
-/// read-ahead into the page cache) on them, at most two items ahead of `f`: `f`
-/// gets an item once the helper is through with it, so the disk sees one reader
-/// going ahead and keeps reading while `f` works. The first error of `f` ends it
-/// (and the helper with it).
-pub fn with_read_ahead<T: Copy + Send, E>(
-    items: impl Iterator<Item = T> + Send,
-    ahead: impl Fn(T) + Sync,
-    mut f: impl FnMut(T) -> std::result::Result<(), E>,
-) -> std::result::Result<(), E> {
-    std::thread::scope(|s| {
-        let (tx, rx) = crossbeam_channel::bounded::<T>(2);
-        let ahead = &ahead;
-        s.spawn(move || {
-            for item in items {
-                ahead(item);
-                // The consumer gone (an error): stop.
-                if tx.send(item).is_err() {
-                    return;
-                }
-            }
-        });
-        for item in rx {
-            f(item)?;
-        }
-        Ok(())
-    })
-}
-
-/// Requested byte ranges closer than this are read (or prefetched) as one run.
-pub const RUN_GAP: usize = 64 << 10;
-/// Read ahead (or prefetch) only when there are at least this many records per run.
-pub const PREFETCH_DENSITY: usize = 8;
-
-/// Bytes of one `pread` of a read-ahead (`MapCache::will_need`).
-const READ_AHEAD_PIECE: usize = 1 << 20;
 
 /// Bytes staged before one `pwrite`.
 const STAGE: usize = 8 << 20;

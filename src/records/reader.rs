@@ -21,9 +21,8 @@ use rayon::prelude::*;
 
 use crate::core::crc;
 use crate::core::error::{Error, Result};
-use crate::records::chunks::{
-    map_file, open_for_map, with_read_ahead, Blob, ChunkNames, MapCache, PREFETCH_DENSITY, RUN_GAP,
-};
+use crate::core::readahead::{self, with_read_ahead, RUN_GAP};
+use crate::records::chunks::{map_file, open_for_map, Blob, ChunkNames, MapCache};
 use crate::records::format::{
     crc_at, entry_at, table_path, Compress, DatasetPaths, Dtype, Entry, Meta, TableHeader,
     TableOrder, CRC_SIZE, ENTRY_SIZE,
@@ -437,7 +436,7 @@ impl Records {
             // Only dense requests are worth it: for records scattered far apart (a
             // few random ones per 64 KiB) page faults on touch cost less than one
             // system call per record.
-            let dense = runs.len() * PREFETCH_DENSITY <= indices.len();
+            let dense = readahead::worth_loading(runs.len(), indices.len());
             run(&mut || {
                 if !dense {
                     return Ok(());

@@ -20,10 +20,9 @@ use serde::Serialize;
 
 use crate::core::error::{IoContext, Result};
 use crate::core::progress::Progress;
+use crate::core::readahead::with_read_ahead;
 use crate::core::shards::sync_dir;
-use crate::records::chunks::{
-    with_read_ahead, write_atomic, ChunkAppender, ChunkLimits, ChunkNames, MapCache,
-};
+use crate::records::chunks::{write_atomic, ChunkAppender, ChunkLimits, ChunkNames, MapCache};
 use crate::records::format::{Entry, ENTRY_SIZE};
 use crate::records::writer::RecordWriter;
 use std::os::unix::fs::FileExt;

@@ -246,8 +246,8 @@ impl ShardSet {
         if self.remote.is_some() {
             return; // remote reads in address order fetch ahead by themselves
         }
-        if let (Ok(s), Some(len)) = (self.shard(n), std::num::NonZeroU64::new(len)) {
-            let _ = rustix::fs::fadvise(&s.file, offset, Some(len), rustix::fs::Advice::WillNeed);
+        if let Ok(s) = self.shard(n) {
+            crate::core::readahead::will_need(&s.file, offset, len);
         }
     }
 
