@@ -9,9 +9,9 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::common::{Quiet, Workers};
+use crate::core::output::AtomicFile;
 use crate::core::progress::Progress;
 use crate::core::size::human;
-use crate::export::output::Output;
 use crate::export::{export, ExportFormat, ExportOptions, Selection};
 use crate::Archive;
 
@@ -120,7 +120,7 @@ pub(super) fn run_export(prog: &str, job: &Job<'_>) -> anyhow::Result<ExitCode> 
     for e in &missing {
         eprintln!("{prog}: {e}");
     }
-    let (out, file) = Output::create(job.output, job.force)?;
+    let (out, file) = AtomicFile::create(job.output, job.force)?;
     if out.is_terminal() {
         crate::usage!("refusing to write archive data to a terminal (redirect standard output)");
     }

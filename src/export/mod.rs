@@ -18,7 +18,6 @@
 
 pub mod compress;
 pub mod extract;
-pub mod output;
 pub mod select;
 pub mod stream;
 pub mod tar;

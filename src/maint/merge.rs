@@ -30,7 +30,7 @@ use crate::core::entry::{FileInfo, Order};
 use crate::core::error::{Error, Result};
 use crate::core::format::layout::Layout;
 use crate::core::glob::PathFilter;
-use crate::core::output::{install, remove_stale_temps, temp_name};
+use crate::core::output::{install_archive, remove_stale_temps, temp_name};
 use crate::core::path::{self as mpath, printable};
 use crate::core::progress::Progress;
 use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
@@ -575,7 +575,7 @@ pub fn merge(
                 Layout::remove(output)?;
                 step();
             }
-            install(t, output, &mut step)
+            install_archive(t, output, &mut step)
         })();
         if let Err(e) = r {
             let _ = Layout::remove(t);

@@ -19,8 +19,8 @@ use crate::core::archive::Archive;
 use crate::core::error::{Error, Result};
 use crate::core::format::layout::Layout;
 use crate::core::index::Index;
+use crate::core::output::sync_dir;
 use crate::core::output::{remove_stale_temps, temp_name};
-use crate::core::shards::sync_dir;
 use crate::maint::inputs::{check_not_output, classify, open_barecat, InputKind};
 use crate::maint::merge::{MergeOptions, PathMap};
 

@@ -37,8 +37,9 @@ use serde::Serialize;
 
 use crate::core::error::{Error, IoContext, Result, SqlContext};
 use crate::core::format::layout::Layout;
+use crate::core::output::sync_dir;
 use crate::core::progress::Progress;
-use crate::core::shards::{sync_dir, truncate_unless_mapped};
+use crate::core::shards::truncate_unless_mapped;
 use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::maint::defrag::{
     each_extent_page, extents_page, Direction, Ext, ExtentCheck, Mover, Steps, Tuning,
@@ -405,8 +406,7 @@ fn renumber(
         std::fs::copy(&src, temp).at(temp)?;
         File::open(temp).and_then(|f| f.sync_all()).at(temp)?;
     }
-    std::fs::rename(temp, &dst).at(&dst)?;
-    sync_dir(&dst)?;
+    crate::core::output::rename_into_place(temp, &dst)?;
     steps.step();
     let conn = index.conn();
     conn.execute_batch("BEGIN IMMEDIATE").at(p)?;

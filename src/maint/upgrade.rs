@@ -247,8 +247,7 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
         report.backup = Some(backup);
         steps.step();
     }
-    fs::rename(&temp, &index).at(&index)?;
-    crate::core::shards::sync_dir(&index)?;
+    crate::core::output::rename_into_place(&temp, &index)?;
     steps.step();
     let _ = old.execute_batch("ROLLBACK");
     drop(old);
@@ -333,7 +332,7 @@ fn build(index: &Path, temp: &Path, report: &mut UpgradeReport, steps: &mut Step
     let _ = conn.execute_batch("PRAGMA optimize");
     crate::core::sidecar::emit_best_effort(&Layout::current(temp), conn);
     drop(new);
-    crate::core::shards::sync_dir(temp)
+    crate::core::output::sync_dir(temp)
 }
 
 /// Keep the old index as `backup`: a hard link (or, where there are none, a synced
@@ -348,7 +347,7 @@ fn keep_backup(index: &Path, backup: &Path) -> Result<()> {
         let tmp = PathBuf::from(tmp);
         fs::copy(index, &tmp).at(&tmp)?;
         fs::File::open(&tmp).and_then(|f| f.sync_all()).at(&tmp)?;
-        fs::rename(&tmp, backup).at(backup)?;
+        return crate::core::output::rename_into_place(&tmp, backup);
     }
-    crate::core::shards::sync_dir(backup)
+    crate::core::output::sync_dir(backup)
 }

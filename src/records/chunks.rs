@@ -23,7 +23,7 @@ use crate::core::fork::ForkLocal;
 use crate::core::format::layout::Layout;
 use crate::core::readahead;
 use crate::core::shards::direct::DirectStage;
-use crate::core::shards::{lock_shared, sync_dir, truncate_unless_mapped};
+use crate::core::shards::{lock_shared, truncate_unless_mapped};
 use crate::records::format::{Compress, DatasetPaths, Entry, MAX_RECORD};
 
 /// Where chunk `id` lives.
@@ -815,22 +815,6 @@ impl ChunkAppender {
             crc,
         ))
     }
-}
-
-/// Replace `path` with `data` atomically: write a temporary file beside it, sync
-/// it, rename it over `path`, sync the directory.
-pub fn write_atomic(path: &Path, tmp: &Path, data: &[u8]) -> Result<()> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(tmp)
-        .at(tmp)?;
-    f.write_all(data).at(tmp)?;
-    f.sync_all().at(tmp)?;
-    drop(f);
-    std::fs::rename(tmp, path).at(path)?;
-    sync_dir(path)
 }
 
 /// Take the writer lock of a dataset: an exclusive `flock` on `DIR/lock`.

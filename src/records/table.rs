@@ -46,7 +46,6 @@ use crate::core::format::layout::Layout;
 use crate::core::index::Index;
 use crate::core::path as mpath;
 use crate::core::progress::Progress;
-use crate::core::shards::sync_dir;
 use crate::records::chunks::Blob;
 use crate::records::chunks::{map_file, open_for_map};
 use crate::records::format::{
@@ -286,22 +285,15 @@ fn write_table(
     let mut tmp = table.as_os_str().to_owned();
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    let r = (|| {
-        let f = File::create(&tmp).at(&tmp)?;
+    crate::core::output::replace_file(table, &tmp, |f| {
         let mut at = 0u64;
         let miss: Vec<u8> = missing.iter().flat_map(|m| m.to_le_bytes()).collect();
         for part in [&header.encode()[..], entries, crcs, &miss] {
             f.write_all_at(part, at).at(&tmp)?;
             at += part.len() as u64;
         }
-        f.sync_all().at(&tmp)?;
-        std::fs::rename(&tmp, table).at(table)?;
-        sync_dir(table)
-    })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
+        Ok(())
+    })
 }
 
 /// Remove the record table of `archive`; true if there was one.

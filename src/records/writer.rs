@@ -33,8 +33,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::core::error::{Error, IoContext, Result};
-use crate::core::shards::{sync_dir, truncate_unless_mapped};
-use crate::records::chunks::{lock_dataset, write_atomic, ChunkAppender, ChunkLimits};
+use crate::core::output::sync_dir;
+use crate::core::output::write_file;
+use crate::core::shards::truncate_unless_mapped;
+use crate::records::chunks::{lock_dataset, ChunkAppender, ChunkLimits};
 use crate::records::format::{
     parse_chunk_name, Compress, DatasetPaths, Dtype, Entry, Meta, Redo, Unfull, CHUNK_BYTES,
     CHUNK_GROW, CHUNK_RECORDS, CRC_SIZE, ENTRY_SIZE, TABLE_GROW,
@@ -231,7 +233,7 @@ impl RecordWriter {
         meta.chunks.grow = opts.chunk_grow.max(1);
         meta.table_grow = opts.table_grow.max(1);
         sync_dir(&paths.chunk(0))?;
-        write_atomic(&paths.meta(), &paths.meta_tmp(), &meta.to_json())?;
+        write_file(&paths.meta(), &paths.meta_tmp(), &meta.to_json())?;
         Self::open(dir, opts.writers)
     }
 
@@ -347,7 +349,7 @@ impl RecordWriter {
         }
         let _ = std::fs::remove_file(self.paths.meta_tmp());
         if changed {
-            write_atomic(
+            write_file(
                 &self.paths.meta(),
                 &self.paths.meta_tmp(),
                 &self.meta.to_json(),
@@ -728,7 +730,7 @@ impl RecordWriter {
         meta.chunks.unfull = self.unfull_now();
         meta.redo = redo.clone();
         if meta != self.meta {
-            write_atomic(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
+            write_file(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
             self.meta = meta;
         }
         self.write_redo(&redo)?;
@@ -748,7 +750,7 @@ impl RecordWriter {
         self.trim()?;
         if !self.meta.redo.is_empty() {
             self.meta.redo.clear();
-            write_atomic(
+            write_file(
                 &self.paths.meta(),
                 &self.paths.meta_tmp(),
                 &self.meta.to_json(),

@@ -454,14 +454,7 @@ pub(crate) fn shard_len(path: &Path) -> Result<u64> {
     Err(Error::not_a_file(path, md.is_dir()))
 }
 
-/// `fsync` a directory so that a newly created entry in it survives a crash.
-pub(crate) fn sync_dir(path: &Path) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(dir).and_then(|d| d.sync_all()).at(dir)
-}
+pub(crate) use crate::core::output::sync_dir;
 
 /// Ask the kernel to start writing back a range now, without waiting, so that the
 /// `fdatasync` at the next commit finds little left to do.

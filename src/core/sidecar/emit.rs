@@ -11,8 +11,8 @@
 //! read, so no writer (ours or anyone's) can commit in between; the pages are read
 //! through SQLite's own file handle ([`super::raw`]).
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
@@ -237,17 +237,7 @@ pub fn temp_path(layout: &Layout) -> PathBuf {
 pub fn install(layout: &Layout, built: &Built) -> Result<Written> {
     let path = layout.sidecar();
     let temp = temp_path(layout);
-    let written = (|| {
-        let mut f = File::create(&temp).at(&temp)?;
-        f.write_all(&built.bytes).at(&temp)?;
-        f.sync_data().at(&temp)?;
-        fs::rename(&temp, &path).at(&path)?;
-        crate::core::shards::sync_dir(&path)
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(e);
-    }
+    crate::core::output::write_file(&path, &temp, &built.bytes)?;
     Ok(Written {
         path,
         page_size: built.page_size,
@@ -306,7 +296,7 @@ pub fn remove(layout: &Layout) -> Result<bool> {
         }
     }
     if removed {
-        crate::core::shards::sync_dir(&path)?;
+        crate::core::output::sync_dir(&path)?;
     }
     Ok(removed)
 }

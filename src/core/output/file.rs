@@ -1,6 +1,9 @@
-//! Output files that appear whole or not at all.
+//! Files that appear whole or not at all.
 //!
-//! A zip or tar written to a path is first written to an unnamed file in the target
+//! A small file (a `meta.json`, a record table, a sidecar) is written under a
+//! temporary name beside its target, synced and renamed over it ([`replace_file`]).
+//!
+//! A zip or tar written to a path ([`AtomicFile`]) is first written to an unnamed file in the target
 //! directory (`O_TMPFILE`) and linked under its name only when complete and synced,
 //! so a failed or killed export leaves nothing behind. Where the file system has no
 //! `O_TMPFILE`, a hidden temporary name next to the target is used and removed on
@@ -10,7 +13,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -19,6 +22,49 @@ use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, CWD};
 use rustix::io::Errno;
 
 use crate::core::error::{Error, IoContext, Result};
+
+/// Sync the directory that `path` is in, so that a rename or a removal in it
+/// survives a crash.
+pub fn sync_dir(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir).and_then(|d| d.sync_all()).at(dir)
+}
+
+/// Rename the finished file `temp` to `path` (replacing it) and sync the directory.
+pub fn rename_into_place(temp: &Path, path: &Path) -> Result<()> {
+    fs::rename(temp, path).at(path)?;
+    sync_dir(path)
+}
+
+/// Replace `path` atomically with what `write` writes: to `temp` (beside `path`;
+/// created or truncated), synced, then renamed over `path`, and the directory
+/// synced. A reader sees the old file, or the new one whole. On failure `temp` is
+/// removed.
+pub fn replace_file(
+    path: &Path,
+    temp: &Path,
+    write: impl FnOnce(&File) -> Result<()>,
+) -> Result<()> {
+    let r = (|| {
+        let f = File::create(temp).at(temp)?;
+        write(&f)?;
+        f.sync_all().at(temp)?;
+        drop(f);
+        rename_into_place(temp, path)
+    })();
+    if r.is_err() {
+        let _ = fs::remove_file(temp);
+    }
+    r
+}
+
+/// Replace `path` atomically with `data` ([`replace_file`]).
+pub fn write_file(path: &Path, temp: &Path, data: &[u8]) -> Result<()> {
+    replace_file(path, temp, |mut f| f.write_all(data).at(temp))
+}
 
 enum Target {
     Stdout,
@@ -31,8 +77,9 @@ enum Target {
     },
 }
 
-/// Where an export goes; see the module documentation.
-pub struct Output {
+/// A streamed output (an export) that appears at its path only when committed; see
+/// the module documentation.
+pub struct AtomicFile {
     target: Target,
     path: PathBuf,
     dir: Option<OwnedFd>,
@@ -41,11 +88,11 @@ pub struct Output {
     done: bool,
 }
 
-impl Output {
+impl AtomicFile {
     /// Prepare `path` (`-` = standard output) for writing and return the file to
     /// write to. An existing regular file is an error unless `force`.
-    pub fn create(path: &Path, force: bool) -> Result<(Output, File)> {
-        let mut out = Output {
+    pub fn create(path: &Path, force: bool) -> Result<(AtomicFile, File)> {
+        let mut out = AtomicFile {
             target: Target::Stdout,
             path: path.to_path_buf(),
             dir: None,
@@ -249,7 +296,7 @@ impl Output {
     }
 }
 
-impl Drop for Output {
+impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.done {
             return;
@@ -263,27 +310,43 @@ impl Drop for Output {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
+
+    #[test]
+    fn replaced_files_are_whole_and_leave_no_temp() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (p, t) = (
+            tmp.path().join("meta.json"),
+            tmp.path().join("meta.json.tmp"),
+        );
+        write_file(&p, &t, b"one").unwrap();
+        write_file(&p, &t, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert!(!t.exists());
+        let failed = replace_file(&p, &t, |_| Err(Error::InvalidOperation("no".into())));
+        assert!(failed.is_err());
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert!(!t.exists());
+    }
 
     #[test]
     fn appears_only_on_commit() {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("out.tar");
-        let (out, mut f) = Output::create(&p, false).unwrap();
+        let (out, mut f) = AtomicFile::create(&p, false).unwrap();
         f.write_all(b"data").unwrap();
         assert!(!p.exists());
         out.commit(f).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"data");
         // Existing: refused without force, replaced with it.
-        assert!(Output::create(&p, false).is_err());
-        let (out, mut f) = Output::create(&p, true).unwrap();
+        assert!(AtomicFile::create(&p, false).is_err());
+        let (out, mut f) = AtomicFile::create(&p, true).unwrap();
         f.write_all(b"new").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"data");
         out.commit(f).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"new");
         // Dropped without commit: nothing is left.
         let q = tmp.path().join("gone.zip");
-        let (out, mut f) = Output::create(&q, false).unwrap();
+        let (out, mut f) = AtomicFile::create(&q, false).unwrap();
         f.write_all(b"half").unwrap();
         drop(out);
         drop(f);
@@ -296,7 +359,7 @@ mod tests {
 
     #[test]
     fn special_files_are_written_directly() {
-        let (out, mut f) = Output::create(Path::new("/dev/null"), false).unwrap();
+        let (out, mut f) = AtomicFile::create(Path::new("/dev/null"), false).unwrap();
         f.write_all(b"x").unwrap();
         out.commit(f).unwrap();
         assert!(Path::new("/dev/null").exists());

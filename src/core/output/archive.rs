@@ -1,7 +1,7 @@
-//! Outputs that appear whole or not at all: an archive is built under a temporary
-//! name beside its target ([`temp_name`]) and renamed into place ([`install`]:
-//! shards first, the index last, the directory synced), and what killed runs left
-//! behind is found and removed ([`remove_stale_temps`]).
+//! Archives that appear whole or not at all: an archive is built under a temporary
+//! name beside its target ([`temp_name`]) and renamed into place
+//! ([`install_archive`]: shards first, the index last, the directory synced), and
+//! what killed runs left behind is found and removed ([`remove_stale_temps`]).
 
 use std::fs::File;
 use std::io;
@@ -94,7 +94,7 @@ fn is_write_locked(path: &Path) -> bool {
 /// shards are renamed first and the index after them, so `out` appears complete;
 /// then its companion files (the sidecar), which are never left over from another
 /// archive beside the new index. `step` is called after each rename.
-pub fn install(temp: &Path, out: &Path, step: &mut dyn FnMut()) -> Result<()> {
+pub fn install_archive(temp: &Path, out: &Path, step: &mut dyn FnMut()) -> Result<()> {
     let from = Layout::current(temp);
     let to = Layout::current(out);
     for s in from.shard_files()? {
@@ -106,5 +106,5 @@ pub fn install(temp: &Path, out: &Path, step: &mut dyn FnMut()) -> Result<()> {
     std::fs::rename(temp, out).map_err(|e| Error::io(out, e))?;
     step();
     Layout::move_companions(temp, out)?;
-    crate::core::shards::sync_dir(out)
+    super::sync_dir(out)
 }
