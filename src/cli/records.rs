@@ -2,7 +2,7 @@
 //! barecat archives (see `barecat::records` and docs/records-format.md).
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -413,21 +413,15 @@ pub fn print_table_action(archive: &Path, a: Option<TableAction>) {
 }
 
 /// Lines of a list file ('-' = standard input); empty lines are skipped.
+/// The lines of the list at `path` (`-` for stdin), without a `\r` before the `\n`.
 fn read_list(path: &Path) -> anyhow::Result<Vec<String>> {
-    let reader: Box<dyn BufRead> = if path == Path::new("-") {
-        Box::new(BufReader::new(io::stdin()))
-    } else {
-        Box::new(BufReader::new(
-            File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
-        ))
-    };
-    let mut out = Vec::new();
-    for line in reader.lines() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-        if !line.is_empty() {
-            out.push(line);
+    let mut out = crate::core::list::read_entries(path, false)?;
+    for l in &mut out {
+        if l.ends_with('\r') {
+            l.pop();
         }
     }
+    out.retain(|l| !l.is_empty());
     Ok(out)
 }
 

@@ -15,6 +15,7 @@
 //! * [`sidecar`]: the index's B-tree pages in one object, kept true by the writer,
 //!   read by remote readers.
 //! * [`location`]: where an archive lives (a path or a URL).
+//! * [`list`]: lists of paths or indices given to commands (`-T FILE`).
 //! * [`output`]: outputs that appear whole (built aside, renamed into place).
 //! * [`readahead`]: local bytes brought off the disk before a reader asks for them.
 //! * [`fork`]: what keeps all of the above working in a forked child.
@@ -29,6 +30,7 @@ pub mod fork;
 pub mod format;
 pub mod glob;
 pub mod index;
+pub mod list;
 pub mod location;
 pub mod output;
 pub mod path;

@@ -122,8 +122,7 @@ pub fn export<W: Write + Send>(
     let mut sink = match opts.format {
         ExportFormat::Zip { .. } => Sink::Zip(zip::ZipWriter::new(out), deflate),
         ExportFormat::Tar { compression, level } => {
-            let enc =
-                Encoder::new(out, compression, level).map_err(|e| Error::io("<output>", e))?;
+            let enc = Encoder::new(out, compression, level).map_err(Error::output)?;
             Sink::Tar(tar::TarWriter::new(enc))
         }
     };
@@ -391,7 +390,7 @@ impl<W: Write> Sink<W> {
             ),
             Sink::Tar(t) => t.add_dir(&name, tar_meta(&d.meta, perms)),
         }
-        .map_err(|e| Error::io("<output>", e))
+        .map_err(Error::output)
     }
 
     fn file(
@@ -421,7 +420,7 @@ impl<W: Write> Sink<W> {
             }
             Sink::Tar(t) => t.add_file(name, tar_meta(&fi.meta, perms), data),
         }
-        .map_err(|e| Error::io("<output>", e))
+        .map_err(Error::output)
     }
 
     fn finish(self) -> Result<W> {
@@ -429,7 +428,7 @@ impl<W: Write> Sink<W> {
             Sink::Zip(z, _) => z.finish(),
             Sink::Tar(t) => t.finish().and_then(|enc| enc.finish()),
         }
-        .map_err(|e| Error::io("<output>", e))
+        .map_err(Error::output)
     }
 }
 

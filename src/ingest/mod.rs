@@ -338,11 +338,4 @@ pub fn import_archive(
     }
 }
 
-/// An I/O error as a short phrase, without Rust's "(os error N)" suffix.
-pub(crate) fn io_reason(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
+pub(crate) use crate::core::error::io_reason;

@@ -171,7 +171,7 @@ pub fn find(archive: &Archive, start: &str, opts: &FindOptions, out: &mut dyn Wr
                 page.extend_from_slice(end);
                 Ok(())
             })?;
-            out.write_all(&page).map_err(|e| Error::io("<output>", e))?;
+            out.write_all(&page).map_err(Error::output)?;
             page.clear();
             if !more {
                 break;

@@ -47,7 +47,7 @@ pub struct ListOptions {
 }
 
 fn out_err(e: std::io::Error) -> Error {
-    Error::io("<output>", e)
+    Error::output(e)
 }
 
 struct Printer<'a> {

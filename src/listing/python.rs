@@ -50,7 +50,7 @@ struct Printer<'a> {
 
 impl Printer<'_> {
     fn entry(&mut self, entry: &Entry, name: &str) -> Result<()> {
-        let out_err = |e| Error::io("<output>", e);
+        let out_err = Error::output;
         if self.opts.jsonl {
             return writeln!(self.out, "{}", py_json_line(entry)).map_err(out_err);
         }
@@ -70,7 +70,7 @@ impl Printer<'_> {
     }
 
     fn line(&mut self, text: &str) -> Result<()> {
-        writeln!(self.out, "{text}").map_err(|e| Error::io("<output>", e))
+        writeln!(self.out, "{text}").map_err(Error::output)
     }
 }
 
@@ -182,7 +182,7 @@ fn walk_file_paths(archive: &Archive, start: DirInfo, out: &mut dyn Write) -> Re
                     page.push(b'\n');
                     Ok(())
                 })?;
-                out.write_all(&page).map_err(|e| Error::io("<output>", e))?;
+                out.write_all(&page).map_err(Error::output)?;
                 page.clear();
                 if !more {
                     break;

@@ -39,7 +39,7 @@ pub fn tree(
 ) -> Result<(u64, u64)> {
     let shown = start.trim_end_matches('/');
     let dir = dir_info(archive, &mpath::normalize(shown))?;
-    let out_err = |e| Error::io("<output>", e);
+    let out_err = Error::output;
     writeln!(out, "{}", if shown.is_empty() { "." } else { shown }).map_err(out_err)?;
     let walk = Walk::new(
         archive,

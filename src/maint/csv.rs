@@ -32,7 +32,7 @@ fn field(v: ValueRef<'_>) -> String {
 /// shared paged scan (one statement over every row would hold SQLite's memory
 /// growing with the index).
 pub fn write_csv(archive: &Archive, out: &mut dyn Write) -> Result<()> {
-    let oe = |e| Error::io("<output>", e);
+    let oe = Error::output;
     out.write_all(b"\"path\",\"shard\",\"offset\",\"size\",\"crc32c\"\r\n")
         .map_err(oe)?;
     // The scan's columns start with path, shard, offset, size, crc32c: the CSV's.

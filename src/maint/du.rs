@@ -41,7 +41,7 @@ struct JsonLine<'a> {
 }
 
 fn out_err(e: std::io::Error) -> Error {
-    Error::io("<output>", e)
+    Error::output(e)
 }
 
 fn line(
@@ -58,7 +58,7 @@ fn line(
             size,
             files,
         };
-        let text = serde_json::to_string(&j).map_err(|e| Error::io("<output>", e.into()))?;
+        let text = serde_json::to_string(&j).map_err(|e| Error::output(e.into()))?;
         return writeln!(out, "{text}").map_err(out_err);
     }
     let shown = if path.is_empty() { "." } else { path };

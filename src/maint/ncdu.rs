@@ -42,7 +42,7 @@ pub fn json_ascii(s: &str) -> String {
 }
 
 fn out_err(e: std::io::Error) -> Error {
-    Error::io("<output>", e)
+    Error::output(e)
 }
 
 /// Write the whole tree of `archive` to `out`.

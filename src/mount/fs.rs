@@ -197,7 +197,7 @@ pub(crate) fn errno(e: &Error) -> Errno {
         Error::InvalidPath { .. } | Error::InvalidOperation(_) => Errno::EINVAL,
         Error::ReadOnly { .. } => Errno::EROFS,
         Error::Locked { .. } => Errno::EBUSY,
-        Error::Io { source, .. } => source
+        Error::Io { source, .. } | Error::Output { source } => source
             .raw_os_error()
             .map(Errno::from_i32)
             .unwrap_or(Errno::EIO),

@@ -452,7 +452,7 @@ impl Archive {
     /// are checked before anything is written; larger ones are streamed and a
     /// mismatch is reported at the end.
     pub fn write_to(&self, fi: &FileInfo, out: &mut dyn Write) -> Result<()> {
-        let stdout_err = |e| Error::io("<output>", e);
+        let stdout_err = Error::output;
         if fi.size <= WHOLE_READ_LIMIT {
             let data = self.read_file(fi)?;
             return out.write_all(&data).map_err(stdout_err);
