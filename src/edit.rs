@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::core::entry::{DirInfo, Entry, FileInfo, Meta, Order};
+use crate::core::entry::{DirInfo, Entry, FileInfo, FileOrder, Meta};
 use crate::core::error::{Error, Result, SqlContext};
 use crate::core::glob::{has_wildcards, Glob, GlobOptions};
 use crate::core::index::{Cursor, Index};
@@ -510,7 +510,7 @@ pub fn plan_meta(
             }
             let mut cursor = Cursor::start();
             loop {
-                let (page, next) = index.files_page(Order::Path, &cursor, &dir, 4096)?;
+                let (page, next) = index.files_page(FileOrder::Path, &cursor, &dir, 4096)?;
                 if page.is_empty() {
                     break;
                 }

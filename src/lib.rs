@@ -41,7 +41,7 @@ pub mod sync;
 mod cli;
 
 pub use crate::core::archive::{Archive, OpenOptions};
-pub use crate::core::entry::{DirInfo, Entry, FileInfo, Listing, Meta, Order};
+pub use crate::core::entry::{DirInfo, Entry, FileInfo, FileOrder, Listing, Meta};
 pub use crate::core::error::{Error, Result};
 pub use crate::core::format::layout::Layout;
 pub use crate::core::writer::{ArchiveWriter, CreateMode, Removed, WriteStats, WriterOptions};

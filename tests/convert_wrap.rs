@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use barecat::{Archive, ArchiveWriter, CreateMode, Layout, Meta, Order, WriterOptions};
+use barecat::{Archive, ArchiveWriter, CreateMode, FileOrder, Layout, Meta, WriterOptions};
 use common::*;
 use ingest_util::*;
 
@@ -36,7 +36,7 @@ type Described = BTreeMap<
 /// Every file of an archive (ours or Python's) with its metadata and content.
 fn describe(archive: &Path) -> Described {
     let a = Archive::open(archive).unwrap();
-    a.files(Order::Path, "")
+    a.files(FileOrder::Path, "")
         .map(|f| {
             let f = f.unwrap();
             let data = a.read_file(&f).unwrap();
@@ -65,7 +65,7 @@ fn without_crc(d: &Described) -> Described {
 
 fn places(archive: &Path) -> Vec<(String, u64, u64, u64)> {
     let a = Archive::open(archive).unwrap();
-    a.files(Order::Path, "")
+    a.files(FileOrder::Path, "")
         .map(|f| {
             let f = f.unwrap();
             (f.path, f.shard, f.offset, f.size)

@@ -620,7 +620,7 @@ fn round_trip_through_the_export_commands() {
     assert!(want.contains_key("t/symlink"));
     let rows_of = |p: &Path| -> BTreeMap<String, (Option<u32>, Option<i64>)> {
         let a = Archive::open(p).unwrap();
-        a.files(barecat::Order::Path, "")
+        a.files(barecat::FileOrder::Path, "")
             .map(|f| {
                 let f = f.unwrap();
                 (f.path, (f.meta.mode, f.meta.mtime_ns))

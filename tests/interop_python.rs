@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use barecat::{Archive, ArchiveWriter, CreateMode, Meta, Order, WriterOptions};
+use barecat::{Archive, ArchiveWriter, CreateMode, FileOrder, Meta, WriterOptions};
 use common::*;
 use serde_json::Value;
 
@@ -15,7 +15,7 @@ type Contents = BTreeMap<String, Vec<u8>>;
 /// Every file of `archive` as our library reads it (CRC-checked).
 fn our_contents(archive: &Path) -> Contents {
     let a = Archive::open(archive).unwrap();
-    a.files(Order::Path, "")
+    a.files(FileOrder::Path, "")
         .map(|f| {
             let f = f.unwrap();
             let data = a.read_file(&f).unwrap();

@@ -10,7 +10,7 @@ use std::time::Duration;
 use barecat::core::archive::{WalkEvent, WalkOptions};
 use barecat::core::glob::GlobOptions;
 use barecat::{
-    Archive, ArchiveWriter, CreateMode, Entry, Error, Layout, Meta, Order, WriterOptions,
+    Archive, ArchiveWriter, CreateMode, Entry, Error, FileOrder, Layout, Meta, WriterOptions,
 };
 use common::*;
 use rusqlite::Connection;
@@ -601,7 +601,7 @@ fn killed_writer_leaves_a_readable_archive() {
         child.wait().unwrap();
         let a = Archive::open(&p).unwrap();
         let mut n = 0;
-        for f in a.files(Order::Address, "") {
+        for f in a.files(FileOrder::Address, "") {
             let f = f.unwrap();
             let i: u64 = f.path.rsplit_once("/f").unwrap().1.parse().unwrap();
             let want = pseudo_random(i, (i as usize * 7919) % 30_000);
@@ -792,12 +792,15 @@ fn listing_walk_glob_and_orders() {
     );
     assert_eq!(g("a/*", false), names(vec!["a/b", "a/x.txt", "a/y.jpg"]));
     assert_eq!(g("ü/*", false), names(vec!["ü/ñ.txt"]));
-    let by_path: Vec<String> = a.files(Order::Path, "").map(|f| f.unwrap().path).collect();
+    let by_path: Vec<String> = a
+        .files(FileOrder::Path, "")
+        .map(|f| f.unwrap().path)
+        .collect();
     let mut sorted = by_path.clone();
     sorted.sort();
     assert_eq!(by_path, sorted);
     let by_addr: Vec<(u64, u64)> = a
-        .files(Order::Address, "")
+        .files(FileOrder::Address, "")
         .map(|f| f.unwrap())
         .map(|f| (f.shard, f.offset))
         .collect();
@@ -805,7 +808,7 @@ fn listing_walk_glob_and_orders() {
     s.sort();
     assert_eq!(by_addr, s);
     let within: Vec<String> = a
-        .files(Order::Path, "a/b")
+        .files(FileOrder::Path, "a/b")
         .map(|f| f.unwrap().path)
         .collect();
     assert_eq!(within, names(vec!["a/b/z.jpg"]));
@@ -822,10 +825,10 @@ fn paging_goes_through_large_listings() {
     }
     w.finish().unwrap();
     let a = Archive::open(&p).unwrap();
-    for order in [Order::Path, Order::Address, Order::Insertion] {
+    for order in [FileOrder::Path, FileOrder::Address, FileOrder::Insertion] {
         assert_eq!(a.files(order, "").count(), 10_000, "{order:?}");
     }
-    assert_eq!(a.files(Order::Address, "d1").count(), 3333);
+    assert_eq!(a.files(FileOrder::Address, "d1").count(), 3333);
 }
 
 // ---------------------------------------------------------------- mutations
@@ -867,7 +870,10 @@ fn deletes_and_renames_keep_statistics_right() {
     assert_eq!(a.read("new/parent/x.txt").unwrap(), b"hello");
     assert!(!a.exists("moved").unwrap());
     assert!(!a.exists("a").unwrap());
-    let all: Vec<String> = a.files(Order::Path, "").map(|f| f.unwrap().path).collect();
+    let all: Vec<String> = a
+        .files(FileOrder::Path, "")
+        .map(|f| f.unwrap().path)
+        .collect();
     assert_eq!(all, vec!["new/parent/x.txt", "ü/ñ.txt"]);
 }
 
@@ -982,7 +988,7 @@ fn garbage_and_truncated_indexes_are_clear_errors() {
     let bytes = fs::read(&real).unwrap();
     fs::write(&p, &bytes[..bytes.len() / 3]).unwrap();
     let r = Archive::open(&p).and_then(|a| {
-        a.files(Order::Path, "").try_for_each(|f| f.map(drop))?;
+        a.files(FileOrder::Path, "").try_for_each(|f| f.map(drop))?;
         a.read("a/x.txt")
     });
     assert!(r.is_err());

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use barecat::{Archive, ArchiveWriter, Layout, Meta, Order, WriterOptions};
+use barecat::{Archive, ArchiveWriter, FileOrder, Layout, Meta, WriterOptions};
 use common::*;
 use ingest_util::*;
 
@@ -99,7 +99,7 @@ fn holey(path: &Path, n: usize, limit: u64) -> BTreeMap<String, Vec<u8>> {
 /// Every file's place: path → (shard, offset, size).
 fn places(archive: &Path) -> BTreeMap<String, (u64, u64, u64)> {
     let a = Archive::open(archive).unwrap();
-    a.files(Order::Path, "")
+    a.files(FileOrder::Path, "")
         .map(|f| {
             let f = f.unwrap();
             (f.path, (f.shard, f.offset, f.size))
@@ -110,7 +110,7 @@ fn places(archive: &Path) -> BTreeMap<String, (u64, u64, u64)> {
 /// Every file's metadata and CRC: path → (crc, meta).
 fn metas(archive: &Path) -> BTreeMap<String, (Option<u32>, Meta)> {
     let a = Archive::open(archive).unwrap();
-    a.files(Order::Path, "")
+    a.files(FileOrder::Path, "")
         .map(|f| {
             let f = f.unwrap();
             (f.path, (f.crc32c, f.meta))

@@ -26,7 +26,7 @@ fn fixture(dir: &Path) -> PathBuf {
 /// (path, shard, offset, size) of every file, by address.
 fn rows(p: &Path) -> Vec<(String, u64, u64, u64)> {
     let a = barecat::Archive::open_with(p, barecat::OpenOptions::lenient()).unwrap();
-    a.files(barecat::Order::Address, "")
+    a.files(barecat::FileOrder::Address, "")
         .map(|f| {
             let f = f.unwrap();
             (f.path, f.shard, f.offset, f.size)

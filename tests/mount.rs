@@ -627,7 +627,7 @@ fn writable_mount_keeps_the_archive_valid() {
     // The archive: every file as written, statistics right, Python agrees.
     let a = Archive::open(&s.archive).unwrap();
     let mut stored = BTreeMap::new();
-    for fi in a.files(barecat::Order::Path, "") {
+    for fi in a.files(barecat::FileOrder::Path, "") {
         let fi = fi.unwrap();
         stored.insert(fi.path.clone(), a.read_file(&fi).unwrap());
     }

@@ -509,7 +509,7 @@ fn defrag_rebuilds_the_table_merge_replaces_it_with_its_output() {
     let r = Records::open(&a).unwrap();
     let arch = barecat::Archive::open(&a).unwrap();
     let files: Vec<_> = arch
-        .files(barecat::Order::Address, "")
+        .files(barecat::FileOrder::Address, "")
         .map(|f| f.unwrap())
         .collect();
     assert_eq!(r.len(), files.len() as u64);

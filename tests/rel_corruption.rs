@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use barecat::{Archive, Layout, Order};
+use barecat::{Archive, FileOrder, Layout};
 use common::*;
 use maint_util::*;
 
@@ -199,7 +199,7 @@ fn random_bit_flips_in_shards_are_all_detected() {
                 assert_eq!(code(&o), 0, "{what}: {v:#}");
                 assert!(problems.is_empty(), "{what}: {problems:?}");
                 // Every file still reads back exactly.
-                for f in a.files(Order::Address, "") {
+                for f in a.files(FileOrder::Address, "") {
                     let f = f.unwrap();
                     assert_eq!(a.read_file(&f).unwrap(), original[&f.path], "{what}");
                 }
@@ -295,7 +295,7 @@ impl Fixture {
     /// content; a file that fails to read is fine (it was reported).
     fn same_bytes_in_archive(&self, what: &str, p: &Path) {
         let Ok(a) = Archive::open(p) else { return };
-        for f in a.files(Order::Address, "") {
+        for f in a.files(FileOrder::Address, "") {
             let Ok(f) = f else { break };
             if let Ok(data) = a.read_file(&f) {
                 if let Some(want) = self.original.get(&f.path) {
@@ -446,7 +446,7 @@ fn run_commands(f: &Fixture, (name, verdict, expect, _): &Case, p: &Path) {
     let w = |s: &str| work.join(s);
     // The library, in process.
     if let Ok(arch) = Archive::open(p) {
-        for fi in arch.files(Order::Path, "") {
+        for fi in arch.files(FileOrder::Path, "") {
             let Ok(fi) = fi else { break };
             if let Ok(data) = arch.read_file(&fi) {
                 if let Some(want) = f.original.get(&fi.path) {

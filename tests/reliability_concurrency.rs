@@ -272,7 +272,7 @@ fn readers_never_get_wrong_bytes_while_writers_append_delete_and_defrag() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let a = Archive::open(&arch).unwrap();
     let mut seen = BTreeMap::new();
-    for fi in a.files(barecat::Order::Path, "") {
+    for fi in a.files(barecat::FileOrder::Path, "") {
         let fi = fi.unwrap();
         let data = a.read_file(&fi).unwrap();
         seen.insert(fi.path, data);

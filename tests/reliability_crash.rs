@@ -20,7 +20,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use barecat::{Archive, Layout, Order};
+use barecat::{Archive, FileOrder, Layout};
 use reliability::*;
 
 /// Shard size limit of every archive here: many rotations on small trees.
@@ -72,7 +72,7 @@ impl Ingest {
         }
         let a = Archive::open(&self.out).map_err(|e| format!("does not open: {e}"))?;
         let mut n = 0;
-        for fi in a.files(Order::Address, "") {
+        for fi in a.files(FileOrder::Address, "") {
             let fi = fi.map_err(|e| e.to_string())?;
             let data = a
                 .read_file(&fi)
@@ -733,7 +733,7 @@ struct Defrag {
 fn places(p: &Path) -> Vec<(String, u64, u64)> {
     let a = Archive::open(p).unwrap();
     let mut v: Vec<_> = a
-        .files(Order::Path, "")
+        .files(FileOrder::Path, "")
         .map(|f| {
             let f = f.unwrap();
             (f.path, f.shard, f.offset)

@@ -23,7 +23,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use barecat::{Archive, Order};
+use barecat::{Archive, FileOrder};
 use reliability::*;
 
 const LIMIT: u64 = 256 << 10;
@@ -65,7 +65,7 @@ impl Edit {
     fn snapshot(&self, path: &Path) -> Result<Snapshot, String> {
         let a = Archive::open(path).map_err(|e| format!("does not open: {e}"))?;
         let mut seen = BTreeSet::new();
-        for fi in a.files(Order::Address, "") {
+        for fi in a.files(FileOrder::Address, "") {
             let fi = fi.map_err(|e| e.to_string())?;
             let data = a
                 .read_file(&fi)
@@ -107,7 +107,7 @@ impl Edit {
 fn read_all_any(path: &Path) -> Result<Snapshot, String> {
     let a = Archive::open(path).map_err(|e| format!("does not open: {e}"))?;
     let mut files = BTreeMap::new();
-    for fi in a.files(Order::Path, "") {
+    for fi in a.files(FileOrder::Path, "") {
         let fi = fi.map_err(|e| e.to_string())?;
         files.insert(fi.path.clone(), (fi.size, fi.crc32c, fi.meta));
     }

@@ -21,7 +21,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use barecat::{Archive, ArchiveWriter, CreateMode, Layout, Order, WriterOptions};
+use barecat::{Archive, ArchiveWriter, CreateMode, FileOrder, Layout, WriterOptions};
 use reliability::*;
 
 fn s(p: impl AsRef<std::ffi::OsStr>) -> OsString {
@@ -32,7 +32,7 @@ fn s(p: impl AsRef<std::ffi::OsStr>) -> OsString {
 fn places(p: &Path) -> Vec<(String, u64, u64)> {
     let a = Archive::open(p).unwrap();
     let mut v: Vec<_> = a
-        .files(Order::Path, "")
+        .files(FileOrder::Path, "")
         .map(|f| {
             let f = f.unwrap();
             (f.path, f.shard, f.offset)

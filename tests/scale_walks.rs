@@ -20,7 +20,7 @@ use barecat::core::index::{work, Cursor};
 use barecat::export::Selection;
 use barecat::listing::{self, find, python, tree};
 use barecat::maint::{csv, du, ncdu};
-use barecat::{Archive, ArchiveWriter, Meta, Order, WriterOptions};
+use barecat::{Archive, ArchiveWriter, FileOrder, Meta, WriterOptions};
 
 /// Pages of this many rows in these tests.
 const PAGE: usize = 16;
@@ -216,7 +216,7 @@ fn walks() -> Vec<Walk> {
                 "",
                 find::FindOptions {
                     name: Some("*.jpg".into()),
-                    kind: Some(find::Kind::File),
+                    kind: Some(find::EntryKind::File),
                     ..Default::default()
                 },
             )
@@ -282,17 +282,17 @@ fn walks() -> Vec<Walk> {
             lines(|out| csv::write_csv(a, out).unwrap())
         }),
         ("files by path", |a| {
-            a.files(Order::Path, "")
+            a.files(FileOrder::Path, "")
                 .inspect(|f| assert!(f.is_ok()))
                 .count() as u64
         }),
         ("files by address", |a| {
-            a.files(Order::Address, "")
+            a.files(FileOrder::Address, "")
                 .inspect(|f| assert!(f.is_ok()))
                 .count() as u64
         }),
         ("files by row id below d0", |a| {
-            a.files(Order::Insertion, "d0")
+            a.files(FileOrder::Insertion, "d0")
                 .inspect(|f| assert!(f.is_ok()))
                 .count() as u64
         }),
@@ -312,7 +312,7 @@ fn walks() -> Vec<Walk> {
             let mut n = 0;
             loop {
                 let (rows, next) = a
-                    .with_index(|i| i.files_page(Order::Path, &cur, "", PAGE))
+                    .with_index(|i| i.files_page(FileOrder::Path, &cur, "", PAGE))
                     .unwrap();
                 n += rows.len() as u64;
                 if rows.len() < PAGE {
@@ -337,10 +337,10 @@ fn walks() -> Vec<Walk> {
         }),
         ("export rows of d2 by address", |a| {
             let (sel, _) = Selection::resolve(a, &["d2".to_string()]).unwrap();
-            sel.file_rows(a, Order::Address).count() as u64
+            sel.file_rows(a, FileOrder::Address).count() as u64
         }),
         ("export rows of everything by path", |a| {
-            Selection::all().file_rows(a, Order::Path).count() as u64
+            Selection::all().file_rows(a, FileOrder::Path).count() as u64
         }),
     ]
 }

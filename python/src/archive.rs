@@ -16,8 +16,8 @@ use barecat::core::glob::{Glob, GlobOptions};
 use barecat::core::index::{Cursor, Index};
 use barecat::core::path as bpath;
 use barecat::{
-    Archive as LibArchive, ArchiveWriter, CreateMode, Entry, Error, FileInfo as LibFile, Meta,
-    Order, WriterOptions,
+    Archive as LibArchive, ArchiveWriter, CreateMode, Entry, Error, FileInfo as LibFile, FileOrder,
+    Meta, WriterOptions,
 };
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
@@ -142,11 +142,11 @@ fn writer_file(w: &ArchiveWriter, path: &str) -> Result<LibFile, Error> {
 /// connection.
 const LOOKUP_CHUNK: usize = 256;
 
-fn order_arg(order: &str) -> PyResult<Order> {
+fn order_arg(order: &str) -> PyResult<FileOrder> {
     match order {
-        "path" => Ok(Order::Path),
-        "address" => Ok(Order::Address),
-        "insertion" => Ok(Order::Insertion),
+        "path" => Ok(FileOrder::Path),
+        "address" => Ok(FileOrder::Address),
+        "insertion" => Ok(FileOrder::Insertion),
         o => Err(PyValueError::new_err(format!("unknown order {o:?}"))),
     }
 }

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet, ShardLimit};
+use crate::ingest::ArchiveKind;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -80,19 +81,13 @@ const TAR_NAMES: [&str; 9] = [
     ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".tzst",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Tar,
-    Zip,
-}
-
 /// Is `p` named like a tar or zip file?
-fn kind_of(p: &Path) -> Option<Kind> {
+fn kind_of(p: &Path) -> Option<ArchiveKind> {
     let name = p.file_name()?.to_string_lossy().to_lowercase();
     if name.ends_with(".zip") {
-        Some(Kind::Zip)
+        Some(ArchiveKind::Zip)
     } else if TAR_NAMES.iter().any(|x| name.ends_with(x)) {
-        Some(Kind::Tar)
+        Some(ArchiveKind::Tar)
     } else {
         None
     }
@@ -119,12 +114,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-convert";
     let input_kind = if args.stdin {
         format_name(&args.input, "stdin", "input")?;
-        Some(Kind::Tar)
+        Some(ArchiveKind::Tar)
     } else {
         kind_of(&args.input)
     };
     let output_kind = if args.stdout {
-        Some(Kind::Tar)
+        Some(ArchiveKind::Tar)
     } else {
         kind_of(&args.output)
     };
@@ -183,11 +178,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
         rest.push(args.output.clone().into());
         return match kind {
-            Kind::Tar => super::from_tar::run_as(
+            ArchiveKind::Tar => super::from_tar::run_as(
                 PROG,
                 super::from_tar::Args::try_parse_from(argv("barecat-from-tar", rest))?,
             ),
-            Kind::Zip => super::from_zip::run_as(
+            ArchiveKind::Zip => super::from_zip::run_as(
                 PROG,
                 super::from_zip::Args::try_parse_from(argv("barecat-from-zip", rest))?,
             ),
@@ -222,7 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     rest.push(args.input.clone().into());
     rest.push(output);
     match output_kind {
-        Some(Kind::Zip) => super::to_zip::run_as(
+        Some(ArchiveKind::Zip) => super::to_zip::run_as(
             PROG,
             super::to_zip::Args::try_parse_from(argv("barecat-to-zip", rest))?,
         ),

@@ -85,18 +85,18 @@ pub enum Cmd {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OrderArg {
+pub enum TableOrderArg {
     /// The i-th file by path
     Path,
     /// The i-th file by (shard, offset)
     Address,
 }
 
-impl OrderArg {
+impl TableOrderArg {
     fn order(self) -> TableOrder {
         match self {
-            OrderArg::Path => TableOrder::Path,
-            OrderArg::Address => TableOrder::Address,
+            TableOrderArg::Path => TableOrder::Path,
+            TableOrderArg::Address => TableOrder::Address,
         }
     }
 }
@@ -191,8 +191,8 @@ pub struct CreateArgs {
     #[arg(long, value_name = "ARCHIVE")]
     pub from: Option<PathBuf>,
     /// The order of the files of --from
-    #[arg(long, value_enum, default_value_t = OrderArg::Path, requires = "from")]
-    pub order: OrderArg,
+    #[arg(long, value_enum, default_value_t = TableOrderArg::Path, requires = "from")]
+    pub order: TableOrderArg,
     /// How each record is stored
     #[arg(long, value_enum, default_value_t = CompressArg::None)]
     pub compress: CompressArg,
@@ -342,8 +342,8 @@ pub struct BuildArgs {
     /// The barecat archive
     pub archive: PathBuf,
     /// Record i is the i-th file in this order
-    #[arg(long, value_enum, default_value_t = OrderArg::Path, conflicts_with = "list")]
-    pub order: OrderArg,
+    #[arg(long, value_enum, default_value_t = TableOrderArg::Path, conflicts_with = "list")]
+    pub order: TableOrderArg,
     /// Record i is the i-th path of LIST (one per line, '-' for standard input)
     #[arg(short = 'T', long = "files-from", value_name = "LIST")]
     pub list: Option<PathBuf>,

@@ -22,7 +22,7 @@ use rusqlite::types::ValueRef;
 
 use crate::core::archive::walk::files_below;
 use crate::core::archive::Scan;
-use crate::core::entry::{DirInfo, Entry, FileInfo, Order};
+use crate::core::entry::{DirInfo, Entry, FileInfo, FileOrder};
 use crate::core::error::{Error, Result, SqlContext};
 use crate::core::glob::{has_wildcards, GlobOptions, PathFilter};
 use crate::core::index::ScanOrder;
@@ -156,10 +156,10 @@ impl Selection {
     }
 
     /// The selected files: the single files first, then each selected subtree, each
-    /// part in `order`. `Order::Address` reads the shards front to back.
-    pub fn file_rows<'a>(&self, archive: &'a Archive, order: Order) -> FileRows<'a> {
+    /// part in `order`. `FileOrder::Address` reads the shards front to back.
+    pub fn file_rows<'a>(&self, archive: &'a Archive, order: FileOrder) -> FileRows<'a> {
         let mut single = self.files.clone();
-        if order == Order::Address {
+        if order == FileOrder::Address {
             single.sort_by_key(|f| (f.shard, f.offset));
         }
         FileRows {
@@ -177,7 +177,7 @@ impl Selection {
 /// read); a corrupt row is `Ok(Row::Bad)`.
 pub struct FileRows<'a> {
     archive: &'a Archive,
-    order: Order,
+    order: FileOrder,
     single: VecDeque<FileInfo>,
     scopes: VecDeque<String>,
     scan: Option<Scan<'a>>,
@@ -201,9 +201,9 @@ impl FileRows<'_> {
             }
             let within = self.scopes.pop_front()?;
             let order = match self.order {
-                Order::Path => ScanOrder::Path,
-                Order::Address => ScanOrder::Address,
-                Order::Insertion => ScanOrder::Rowid,
+                FileOrder::Path => ScanOrder::Path,
+                FileOrder::Address => ScanOrder::Address,
+                FileOrder::Insertion => ScanOrder::Rowid,
             };
             self.scan = Some(files_below(self.archive, &within, order, false));
         }

@@ -16,7 +16,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use super::compress::{Compression, Encoder};
 use super::select::{duplicate_paths, Row, Selection};
 use super::{permissions, tar, zip, Reporter, WHOLE_READ_LIMIT};
-use crate::core::entry::{DirInfo, FileInfo, Order};
+use crate::core::entry::{DirInfo, FileInfo, FileOrder};
 use crate::core::error::{Error, Result};
 use crate::core::path::is_safe_stored;
 use crate::core::progress::Progress;
@@ -538,7 +538,7 @@ impl Iterator for Entries<'_> {
                         files: Vec::new(),
                         filter: self.filter.clone(),
                     };
-                    self.files = Some(sub.file_rows(self.archive, Order::Path).peekable());
+                    self.files = Some(sub.file_rows(self.archive, FileOrder::Path).peekable());
                 }
             }
         }

@@ -33,7 +33,7 @@ use crossbeam_channel::{bounded, Receiver};
 
 use super::decompress::{self, Compression};
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
-use super::tar_reader::{ends_inside, Kind, Member, Record, TarError, TarReader};
+use super::tar_reader::{ends_inside, Member, MemberKind, Record, TarError, TarReader};
 use super::{Event, IngestOptions, Problem, Summary, SymlinkPolicy};
 use crate::core::crc;
 use crate::core::entry::{Meta, S_IFDIR, S_IFREG};
@@ -434,7 +434,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             mtime_ns: m.mtime_ns,
         };
         match m.kind {
-            Kind::Symlink => {
+            MemberKind::Symlink => {
                 return match self.opts.symlinks {
                     SymlinkPolicy::Skip => self.send(Item::Skipped(Skip::Symlink)),
                     SymlinkPolicy::Error => {
@@ -444,17 +444,17 @@ impl<'a, 'o> Parser<'a, 'o> {
                     }
                 };
             }
-            Kind::CharDevice | Kind::BlockDevice | Kind::Fifo => {
+            MemberKind::CharDevice | MemberKind::BlockDevice | MemberKind::Fifo => {
                 return self.send(Item::Skipped(Skip::Special))
             }
-            Kind::VolumeLabel => return self.send(Item::Skipped(Skip::Quiet)),
-            Kind::Continuation => {
+            MemberKind::VolumeLabel => return self.send(Item::Skipped(Skip::Quiet)),
+            MemberKind::Continuation => {
                 return self.problem(
                     raw,
                     "continues a file from an earlier volume of a multi-volume archive; skipped",
                 )
             }
-            Kind::Unknown(c) => {
+            MemberKind::Unknown(c) => {
                 let shown = if c.is_ascii_graphic() {
                     format!("'{}'", c as char)
                 } else {
@@ -479,7 +479,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         // Valid UTF-8: checked by `member_path`.
         let shown = String::from_utf8_lossy(raw).into_owned();
         match m.kind {
-            Kind::Dir => {
+            MemberKind::Dir => {
                 let meta = Meta {
                     mode: meta.mode.map(|m| m | S_IFDIR),
                     ..meta
@@ -489,7 +489,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 }
                 self.send(Item::Dir { path, meta })
             }
-            Kind::HardLink => {
+            MemberKind::HardLink => {
                 let target = m.link.as_deref().map(std::str::from_utf8);
                 let meta = Meta {
                     mode: meta.mode.map(|m| m | S_IFREG),

@@ -83,7 +83,7 @@ pub struct VerifyOptions {
 /// What kind of problem (or warning) a finding is. Serialized in snake case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub enum FindingKind {
     /// `PRAGMA integrity_check` reported something.
     IntegrityCheck,
     /// A query of the index failed (the index is damaged).
@@ -131,7 +131,7 @@ pub enum Kind {
 /// One problem or warning.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
-    pub kind: Kind,
+    pub kind: FindingKind,
     /// The member path concerned, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -184,7 +184,7 @@ struct Findings {
     warnings: Vec<Finding>,
 }
 
-fn finding(kind: Kind, path: Option<&str>, message: String) -> Finding {
+fn finding(kind: FindingKind, path: Option<&str>, message: String) -> Finding {
     Finding {
         kind,
         path: path.map(str::to_owned),
@@ -195,11 +195,11 @@ fn finding(kind: Kind, path: Option<&str>, message: String) -> Finding {
 }
 
 impl Findings {
-    fn problem(&mut self, kind: Kind, path: Option<&str>, message: String) {
+    fn problem(&mut self, kind: FindingKind, path: Option<&str>, message: String) {
         self.problems.push(finding(kind, path, message));
     }
 
-    fn problem_at(&mut self, kind: Kind, fi: &FileInfo, message: String) {
+    fn problem_at(&mut self, kind: FindingKind, fi: &FileInfo, message: String) {
         self.problems.push(Finding {
             kind,
             path: Some(fi.path.clone()),
@@ -209,7 +209,7 @@ impl Findings {
         });
     }
 
-    fn warn(&mut self, kind: Kind, path: Option<&str>, message: String) {
+    fn warn(&mut self, kind: FindingKind, path: Option<&str>, message: String) {
         self.warnings.push(finding(kind, path, message));
     }
 
@@ -219,7 +219,7 @@ impl Findings {
             Ok(v) => Some(v),
             Err(e) => {
                 self.problem(
-                    Kind::IndexError,
+                    FindingKind::IndexError,
                     None,
                     format!("{what}: {}", one_line(&e.to_string())),
                 );
@@ -255,7 +255,7 @@ pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<
     let layout = archive.layout().clone();
     let mut f = Findings::default();
     for w in archive.warnings() {
-        f.warn(Kind::SchemaVersion, None, w.clone());
+        f.warn(FindingKind::SchemaVersion, None, w.clone());
     }
     let disk = if archive.is_remote() {
         remote_shards(&archive, &mut f)?
@@ -326,13 +326,13 @@ fn check_sidecar(path: &Path, f: &mut Findings) {
                 }
             };
             f.warn(
-                Kind::Sidecar,
+                FindingKind::Sidecar,
                 None,
                 format!("{}: {}{hint}", r.sidecar.display(), r.message),
             );
         }
         Err(e) => f.warn(
-            Kind::Sidecar,
+            FindingKind::Sidecar,
             None,
             format!(
                 "the sidecar cannot be checked: {}",
@@ -358,7 +358,7 @@ fn check_remote_sidecar(r: &crate::core::remote::RemoteIndex, f: &mut Findings) 
         ),
         SidecarUse::Unreadable(e) => format!("the sidecar cannot be read: {}", one_line(e)),
     };
-    f.warn(Kind::Sidecar, None, msg);
+    f.warn(FindingKind::Sidecar, None, msg);
 }
 
 /// The shards of a remote archive: those the index refers to (an HTTP server
@@ -384,7 +384,7 @@ fn remote_shards(archive: &Archive, f: &mut Findings) -> Result<BTreeMap<u64, Di
             // Not there: reported by check_shards, with the files stored in it.
             Err(Error::MissingShard { .. }) => {}
             Err(e) => f.problems.push(Finding {
-                kind: Kind::MissingShard,
+                kind: FindingKind::MissingShard,
                 path: None,
                 shard: Some(n),
                 offset: None,
@@ -408,7 +408,7 @@ fn open_shards(layout: &Layout, f: &mut Findings) -> Result<BTreeMap<u64, DiskSh
                     e.to_string()
                 };
                 f.problems.push(Finding {
-                    kind: Kind::MissingShard,
+                    kind: FindingKind::MissingShard,
                     path: None,
                     shard: Some(s.number),
                     offset: None,
@@ -469,14 +469,14 @@ fn check_index(i: &Index, f: &mut Findings) {
         Ok(lines) => {
             for l in lines {
                 f.problem(
-                    Kind::IntegrityCheck,
+                    FindingKind::IntegrityCheck,
                     None,
                     format!("integrity check: {}", one_line(&l)),
                 );
             }
         }
         Err(e) => f.problem(
-            Kind::IntegrityCheck,
+            FindingKind::IntegrityCheck,
             None,
             format!("integrity check: {}", one_line(&e.to_string())),
         ),
@@ -490,7 +490,7 @@ fn check_index(i: &Index, f: &mut Findings) {
         for t in TRIGGERS {
             if !names.iter().any(|n| n == t) {
                 f.problem(
-                    Kind::Schema,
+                    FindingKind::Schema,
                     None,
                     format!("trigger {t} is missing: directory statistics will go wrong on writes"),
                 );
@@ -498,7 +498,7 @@ fn check_index(i: &Index, f: &mut Findings) {
         }
         for n in names.iter().filter(|n| !TRIGGERS.contains(&n.as_str())) {
             f.warn(
-                Kind::UnknownTrigger,
+                FindingKind::UnknownTrigger,
                 None,
                 format!("trigger {n} is not part of the barecat schema"),
             );
@@ -513,21 +513,21 @@ fn check_index(i: &Index, f: &mut Findings) {
         for x in INDEXES {
             if !names.iter().any(|n| n == x) {
                 unique_path_index &= x != "idx_files_path";
-                f.problem(Kind::Schema, None, format!("index {x} is missing"));
+                f.problem(FindingKind::Schema, None, format!("index {x} is missing"));
             }
         }
     }
     match i.use_triggers() {
         Ok(true) => {}
         Ok(false) => f.problem(
-            Kind::Schema,
+            FindingKind::Schema,
             None,
             "config use_triggers is not 1: directory statistics are not maintained".into(),
         ),
-        Err(e) => f.problem(Kind::Schema, None, one_line(&e.to_string())),
+        Err(e) => f.problem(FindingKind::Schema, None, one_line(&e.to_string())),
     }
     if let Err(e) = i.shard_size_limit() {
-        f.problem(Kind::Schema, None, one_line(&e.to_string()));
+        f.problem(FindingKind::Schema, None, one_line(&e.to_string()));
     }
 
     // Every directory row decodes, and the root exists.
@@ -543,7 +543,7 @@ fn check_index(i: &Index, f: &mut Findings) {
         ) {
             for p in dups {
                 f.problem(
-                    Kind::DuplicatePath,
+                    FindingKind::DuplicatePath,
                     Some(&p),
                     format!("{p}: stored more than once in files"),
                 );
@@ -561,7 +561,7 @@ fn check_index(i: &Index, f: &mut Findings) {
     ) {
         for p in both {
             f.problem(
-                Kind::FileAndDir,
+                FindingKind::FileAndDir,
                 Some(&p),
                 format!("{p:?}: is both a file and a directory"),
             );
@@ -574,7 +574,7 @@ fn check_index(i: &Index, f: &mut Findings) {
     // Directory counters against recomputed ones.
     if let Some(mismatches) = f.query("recomputing directory statistics", i.stats_mismatches()) {
         for m in mismatches {
-            f.problem(Kind::DirStats, Some(&m.path), m.to_string());
+            f.problem(FindingKind::DirStats, Some(&m.path), m.to_string());
         }
     }
 }
@@ -609,19 +609,27 @@ fn check_dir_rows(i: &Index, f: &mut Findings) {
     })();
     if let Some((root, bad)) = f.query("reading dirs", r) {
         if !root {
-            f.problem(Kind::BadRow, None, "dirs has no root row (path '')".into());
+            f.problem(
+                FindingKind::BadRow,
+                None,
+                "dirs has no root row (path '')".into(),
+            );
         }
         for (path, e) in bad {
             match e {
                 Ok(()) => {
                     let p = path.unwrap_or_default();
                     f.problem(
-                        Kind::BadPath,
+                        FindingKind::BadPath,
                         Some(&p),
                         format!("directory {p:?}: {}", path_fault(&p)),
                     );
                 }
-                Err(detail) => f.problem(Kind::BadRow, path.as_deref(), format!("dirs {detail}")),
+                Err(detail) => f.problem(
+                    FindingKind::BadRow,
+                    path.as_deref(),
+                    format!("dirs {detail}"),
+                ),
             }
         }
     }
@@ -667,13 +675,13 @@ fn check_foreign_keys(i: &Index, f: &mut Findings) {
                 };
                 let parent = parent.unwrap_or_default();
                 f.problem(
-                    Kind::ForeignKey,
+                    FindingKind::ForeignKey,
                     Some(&path),
                     format!("{what} {path:?}: its parent directory {parent:?} has no dirs row"),
                 );
             }
             None => f.problem(
-                Kind::ForeignKey,
+                FindingKind::ForeignKey,
                 None,
                 format!("{table} row {rowid}: its parent directory has no dirs row"),
             ),
@@ -761,7 +769,7 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn report(&self, shard: u64, jf: &JobFile, kind: Kind, message: String) {
+    fn report(&self, shard: u64, jf: &JobFile, kind: FindingKind, message: String) {
         self.problems
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -781,7 +789,7 @@ impl Checker<'_> {
                 expected: jf.crc,
                 actual,
             };
-            self.report(shard, jf, Kind::CrcMismatch, e.to_string());
+            self.report(shard, jf, FindingKind::CrcMismatch, e.to_string());
         }
     }
 
@@ -827,7 +835,7 @@ impl Checker<'_> {
             Some(Err(e)) => {
                 for jf in &job.files {
                     let msg = format!("{}: cannot open {}: {e}", jf.path, ds.path.display());
-                    self.report(job.span.shard, jf, Kind::ReadError, msg);
+                    self.report(job.span.shard, jf, FindingKind::ReadError, msg);
                 }
                 return;
             }
@@ -886,7 +894,7 @@ impl Checker<'_> {
             match &failed {
                 Some((at, e)) if jf.offset + jf.size > *at => {
                     let msg = format!("{}: cannot read: {e}", jf.path);
-                    self.report(job.span.shard, jf, Kind::ReadError, msg);
+                    self.report(job.span.shard, jf, FindingKind::ReadError, msg);
                 }
                 _ => self.compare(job.span.shard, jf, c.value()),
             }
@@ -993,7 +1001,11 @@ fn scan_files(
                 Err(d) => d,
                 Ok(fi) => format!("row {:?}: shard or offset is not an integer", fi.path),
             };
-            f.problem(Kind::BadRow, path.as_deref(), format!("files {detail}"));
+            f.problem(
+                FindingKind::BadRow,
+                path.as_deref(),
+                format!("files {detail}"),
+            );
         }
     }
 
@@ -1046,7 +1058,11 @@ fn scan_files(
                 let fi = match decoded {
                     Ok(fi) => fi,
                     Err(detail) => {
-                        f.problem(Kind::BadRow, path.as_deref(), format!("files {detail}"));
+                        f.problem(
+                            FindingKind::BadRow,
+                            path.as_deref(),
+                            format!("files {detail}"),
+                        );
                         continue;
                     }
                 };
@@ -1068,7 +1084,7 @@ fn scan_files(
                                 expected: crc,
                                 actual: 0,
                             };
-                            f.problem_at(Kind::CrcMismatch, &fi, e.to_string());
+                            f.problem_at(FindingKind::CrcMismatch, &fi, e.to_string());
                         }
                     }
                     Some(crc) => {
@@ -1104,10 +1120,10 @@ fn scan_files(
                             expected: crc,
                             actual,
                         };
-                        f.problem_at(Kind::CrcMismatch, &fi, e.to_string());
+                        f.problem_at(FindingKind::CrcMismatch, &fi, e.to_string());
                     }
                 }
-                Err(e) => f.problem_at(Kind::ReadError, &fi, one_line(&e.to_string())),
+                Err(e) => f.problem_at(FindingKind::ReadError, &fi, one_line(&e.to_string())),
             }
         }
     } else {
@@ -1130,7 +1146,7 @@ fn scan_files(
 /// moved while it was being checked is not a problem if the file reads back right at
 /// its new place.
 fn moved_and_fine(archive: &Archive, p: &Finding) -> bool {
-    if !matches!(p.kind, Kind::CrcMismatch | Kind::ReadError) {
+    if !matches!(p.kind, FindingKind::CrcMismatch | FindingKind::ReadError) {
         return false;
     }
     let Some(path) = &p.path else { return false };
@@ -1163,13 +1179,13 @@ fn check_row(
 ) {
     if fi.path.is_empty() || mpath::normalize(&fi.path) != fi.path || fi.path.contains('\0') {
         f.problem_at(
-            Kind::BadPath,
+            FindingKind::BadPath,
             fi,
             format!("file {:?}: {}", fi.path, path_fault(&fi.path)),
         );
     } else if !mpath::is_safe_stored(&fi.path) {
         f.warn(
-            Kind::UnsafePath,
+            FindingKind::UnsafePath,
             Some(&fi.path),
             format!(
                 "file {:?}: path has '..' components; it is never extracted",
@@ -1191,7 +1207,7 @@ fn check_row(
         if overlaps {
             if let Some((end, other)) = &w.covered {
                 f.problem_at(
-                    Kind::Overlap,
+                    FindingKind::Overlap,
                     fi,
                     format!(
                         "{}: bytes {}..{} of shard {} overlap {other:?} (which ends at {end})",
@@ -1212,7 +1228,7 @@ fn check_row(
         Some(d) if d.readable => {
             if fi.end() > d.length {
                 f.problem_at(
-                    Kind::ExtentPastEnd,
+                    FindingKind::ExtentPastEnd,
                     fi,
                     format!(
                         "{}: bytes {}..{} are past the end of {} ({} bytes)",
@@ -1239,7 +1255,7 @@ fn check_row(
 fn check_shards(layout: &Layout, disk: &BTreeMap<u64, DiskShard>, scan: &Scan, f: &mut Findings) {
     for (&n, &(files, bytes)) in &scan.missing {
         f.problems.push(Finding {
-            kind: Kind::MissingShard,
+            kind: FindingKind::MissingShard,
             path: None,
             shard: Some(n),
             offset: None,
@@ -1254,7 +1270,7 @@ fn check_shards(layout: &Layout, disk: &BTreeMap<u64, DiskShard>, scan: &Scan, f
         for n in 0..max {
             if !disk.contains_key(&n) && !scan.missing.contains_key(&n) {
                 f.problems.push(Finding {
-                    kind: Kind::MissingShard,
+                    kind: FindingKind::MissingShard,
                     path: None,
                     shard: Some(n),
                     offset: None,
@@ -1268,7 +1284,7 @@ fn check_shards(layout: &Layout, disk: &BTreeMap<u64, DiskShard>, scan: &Scan, f
     }
     if disk.is_empty() && scan.missing.is_empty() {
         f.warn(
-            Kind::NoShard,
+            FindingKind::NoShard,
             None,
             format!(
                 "{}: no shard file; Python barecat expects one",
@@ -1285,7 +1301,7 @@ fn check_shards(layout: &Layout, disk: &BTreeMap<u64, DiskShard>, scan: &Scan, f
             continue;
         }
         f.warnings.push(Finding {
-            kind: Kind::ExtraShard,
+            kind: FindingKind::ExtraShard,
             path: None,
             shard: Some(n),
             offset: None,

@@ -516,7 +516,7 @@ fn fetch_table(archive: &Path, index_mode: crate::core::remote::IndexMode) -> Re
     let bytes = r
         .fetch_part(
             crate::records::format::TABLE_SUFFIX,
-            crate::core::remote::Kind::Records,
+            crate::core::remote::RequestKind::Records,
         )?
         .ok_or_else(|| Error::CorruptRecords {
             path: table.clone(),

@@ -47,7 +47,7 @@ use std::time::Duration;
 
 use crate::core::archive::Archive;
 use crate::core::crc::Crc32c;
-use crate::core::entry::{FileInfo, Meta, Order};
+use crate::core::entry::{FileInfo, FileOrder, Meta};
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::format::layout::Layout;
 use crate::core::glob::{Glob, GlobOptions};
@@ -659,7 +659,7 @@ impl Run<'_, '_> {
                 let mut cursor = Cursor::start();
                 loop {
                     let (page, next) =
-                        src.with_index(|i| i.files_page(Order::Address, &cursor, dir, 1024))?;
+                        src.with_index(|i| i.files_page(FileOrder::Address, &cursor, dir, 1024))?;
                     if page.is_empty() {
                         return Ok(());
                     }
@@ -875,7 +875,7 @@ impl Run<'_, '_> {
         for scope in kept {
             let mut cursor = Cursor::start();
             loop {
-                let (page, next) = index.files_page(Order::Path, &cursor, scope, 1024)?;
+                let (page, next) = index.files_page(FileOrder::Path, &cursor, scope, 1024)?;
                 if page.is_empty() {
                     break;
                 }
@@ -945,7 +945,7 @@ impl Run<'_, '_> {
                     }
                     SourceKind::ArchiveDir { archive, dir } => (
                         *archive,
-                        Box::new(self.archives[*archive].1.files(Order::Address, dir)),
+                        Box::new(self.archives[*archive].1.files(FileOrder::Address, dir)),
                     ),
                     _ => unreachable!("local sources were refused"),
                 };

@@ -7,7 +7,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Output;
 
-use barecat::{Archive, Layout, Order};
+use barecat::{Archive, FileOrder, Layout};
 use rusqlite::Connection;
 
 use crate::common::py_verify;
@@ -15,7 +15,7 @@ use crate::common::py_verify;
 /// Every file of an archive with its content (read CRC-checked).
 pub fn contents(archive: &Path) -> BTreeMap<String, Vec<u8>> {
     let a = Archive::open(archive).unwrap();
-    a.files(Order::Path, "")
+    a.files(FileOrder::Path, "")
         .map(|f| {
             let f = f.unwrap();
             let data = a.read_file(&f).unwrap();

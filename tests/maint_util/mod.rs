@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use barecat::{Archive, ArchiveWriter, Meta, Order, WriterOptions};
+use barecat::{Archive, ArchiveWriter, FileOrder, Meta, WriterOptions};
 
 /// Run a command with a time limit: a hang fails the test instead of blocking it.
 pub fn run_t<I, S>(program: impl AsRef<OsStr>, args: I) -> Output
@@ -124,7 +124,7 @@ pub fn sample_files(prefix: &str, n: usize, max: usize, seed: u64) -> Vec<(Strin
 /// Every file of an archive with its content (CRC-checked reads).
 pub fn contents(path: &Path) -> BTreeMap<String, Vec<u8>> {
     let a = Archive::open(path).unwrap();
-    a.files(Order::Path, "")
+    a.files(FileOrder::Path, "")
         .map(|f| {
             let f = f.unwrap();
             let data = a
@@ -192,7 +192,7 @@ pub fn names(dir: &Path) -> Vec<String> {
 /// (path, shard, offset, size) of every file, by address.
 pub fn placement(p: &Path) -> Vec<(String, u64, u64, u64)> {
     let a = Archive::open(p).unwrap();
-    a.files(Order::Address, "")
+    a.files(FileOrder::Address, "")
         .map(|f| {
             let f = f.unwrap();
             (f.path, f.shard, f.offset, f.size)

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use barecat::{Archive, Layout, Meta, Order};
+use barecat::{Archive, FileOrder, Layout, Meta};
 
 use crate::common::{bin, pseudo_random, py_script, python};
 
@@ -400,7 +400,7 @@ impl Snapshot {
 pub fn read_all(path: &Path, expected: &Files) -> Result<Snapshot, String> {
     let a = Archive::open(path).map_err(|e| format!("does not open: {e}"))?;
     let mut files = BTreeMap::new();
-    for fi in a.files(Order::Address, "") {
+    for fi in a.files(FileOrder::Address, "") {
         let fi = fi.map_err(|e| format!("listing files: {e}"))?;
         let data = a
             .read_file(&fi)

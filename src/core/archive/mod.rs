@@ -12,7 +12,7 @@ use std::path::Path;
 
 use crate::core::archive::read_pool::ReadPool;
 use crate::core::crc;
-use crate::core::entry::{DirInfo, Entry, FileInfo, Listing, Order};
+use crate::core::entry::{DirInfo, Entry, FileInfo, FileOrder, Listing};
 use crate::core::error::{Error, Result};
 use crate::core::fork::ForkLocal;
 use crate::core::format::layout::Layout;
@@ -510,11 +510,11 @@ impl Archive {
     /// Files in the given order, optionally only those below `within` (`""` = all).
     /// Rows are fetched in pages, so no read transaction is held across the walk
     /// (beyond the few milliseconds of [`crate::core::archive::read_pool::HOLD`]).
-    pub fn files(&self, order: Order, within: &str) -> FileIter<'_> {
+    pub fn files(&self, order: FileOrder, within: &str) -> FileIter<'_> {
         let order = match order {
-            Order::Path => ScanOrder::Path,
-            Order::Address => ScanOrder::Address,
-            Order::Insertion => ScanOrder::Rowid,
+            FileOrder::Path => ScanOrder::Path,
+            FileOrder::Address => ScanOrder::Address,
+            FileOrder::Insertion => ScanOrder::Rowid,
         };
         FileIter {
             scan: walk::files_below(self, &mpath::normalize(within), order, false),

@@ -15,7 +15,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, ToSql};
 
 use crate::core::entry::Listing;
-use crate::core::entry::{DirInfo, Entry, FileInfo, Meta, Order};
+use crate::core::entry::{DirInfo, Entry, FileInfo, FileOrder, Meta};
 use crate::core::error::{Error, Result, SqlContext};
 use crate::core::format::schema::{self, Version};
 use crate::core::glob::Glob;
@@ -645,7 +645,7 @@ impl Index {
     /// restricted to the subtree below `within` (a directory path; `""` = all).
     pub fn files_page(
         &self,
-        order: Order,
+        order: FileOrder,
         cursor: &Cursor,
         within: &str,
         limit: usize,
@@ -661,17 +661,17 @@ impl Index {
         // `(:k IS NULL OR path > :k)` cannot be used to seek, so every page would
         // scan the index from its start (a quadratic walk).
         let started = match order {
-            Order::Path => k1.is_some(),
-            Order::Address => k2.is_some() && k3.is_some() && k4.is_some(),
-            Order::Insertion => k4.is_some(),
+            FileOrder::Path => k1.is_some(),
+            FileOrder::Address => k2.is_some() && k3.is_some() && k4.is_some(),
+            FileOrder::Insertion => k4.is_some(),
         };
         let (key_cond, order_by) = match order {
-            Order::Path => ("path > :k1", "path"),
-            Order::Address => (
+            FileOrder::Path => ("path > :k1", "path"),
+            FileOrder::Address => (
                 "(shard, offset, rowid) > (:k2, :k3, :k4)",
                 "shard, offset, rowid",
             ),
-            Order::Insertion => ("rowid > :k4", "rowid"),
+            FileOrder::Insertion => ("rowid > :k4", "rowid"),
         };
         let key_cond = if started { key_cond } else { "1" };
         let sql = format!(
@@ -687,13 +687,13 @@ impl Index {
         }
         if started {
             match order {
-                Order::Path => named.push((":k1", &k1)),
-                Order::Address => {
+                FileOrder::Path => named.push((":k1", &k1)),
+                FileOrder::Address => {
                     named.push((":k2", &k2));
                     named.push((":k3", &k3));
                     named.push((":k4", &k4));
                 }
-                Order::Insertion => named.push((":k4", &k4)),
+                FileOrder::Insertion => named.push((":k4", &k4)),
             }
         }
         let mut rows = stmt.query(named.as_slice()).at(&self.path)?;
@@ -1103,19 +1103,19 @@ impl Cursor {
         Cursor::default()
     }
 
-    fn after(order: Order, fi: &FileInfo, rowid: i64) -> Cursor {
+    fn after(order: FileOrder, fi: &FileInfo, rowid: i64) -> Cursor {
         match order {
-            Order::Path => Cursor {
+            FileOrder::Path => Cursor {
                 path: Some(fi.path.clone()),
                 ..Cursor::default()
             },
-            Order::Address => Cursor {
+            FileOrder::Address => Cursor {
                 shard: Some(fi.shard as i64),
                 offset: Some(fi.offset as i64),
                 rowid: Some(rowid),
                 ..Cursor::default()
             },
-            Order::Insertion => Cursor {
+            FileOrder::Insertion => Cursor {
                 rowid: Some(rowid),
                 ..Cursor::default()
             },
