@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::default_workers;
-use super::to_zip::{run_export, Job};
+use super::common::{run_export, ExportJob};
 use crate::export::compress::{format_from_name, ArchiveFormat};
 use crate::export::ExportFormat;
 
@@ -36,7 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     run_export(
         "barecat2archive",
-        &Job {
+        &ExportJob {
             archive: &args.barecat_file,
             output: &args.archive_file,
             paths: &[],

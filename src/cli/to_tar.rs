@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use super::common::{run_export, ExportJob};
 use super::common::{Quiet, Workers};
-use super::to_zip::{run_export, Job};
 use crate::export::compress::{format_from_name, ArchiveFormat, Compression};
 use crate::export::ExportFormat;
 
@@ -108,7 +108,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     }
     run_export(
         prog,
-        &Job {
+        &ExportJob {
             archive: &args.archive,
             output: &args.output,
             paths: &args.paths,

@@ -18,6 +18,7 @@ use super::select::{duplicate_paths, Row, Selection};
 use super::{permissions, tar, zip, Reporter, WHOLE_READ_LIMIT};
 use crate::core::entry::{DirInfo, FileInfo, FileOrder};
 use crate::core::error::{Error, Result};
+use crate::core::output::AtomicFile;
 use crate::core::path::is_safe_stored;
 use crate::core::progress::Progress;
 use crate::core::shards::MappedFile;
@@ -98,6 +99,30 @@ impl Data {
 
 const BATCH_ITEMS: usize = 512;
 const BATCH_BYTES: u64 = 4 << 20;
+
+/// Write the selected members of `archive` as a zip or tar into `file`, the file
+/// of `out` (see [`AtomicFile::create`]), and commit it: the output appears at its
+/// path only when it is complete and synced. Problems with single members go to
+/// `report`; an `Err` means nothing was written under the output's name.
+pub fn export_to_file(
+    archive: &Archive,
+    selection: &Selection,
+    out: AtomicFile,
+    file: std::fs::File,
+    opts: &ExportOptions,
+    progress: &Progress,
+    report: Reporter<'_>,
+) -> Result<ExportReport> {
+    // Small: headers and small files are gathered, larger contents go from the
+    // memory map to the output without a copy.
+    let writer = std::io::BufWriter::with_capacity(16 << 10, file);
+    let (writer, r) = export(archive, selection, writer, opts, progress, report)?;
+    let file = writer
+        .into_inner()
+        .map_err(|e| Error::io(out.path(), e.into_error()))?;
+    out.commit(file)?;
+    Ok(r)
+}
 
 /// Write the selected members of `archive` to `out` as a zip or tar; returns `out`
 /// (after the end of the archive and of the compression) for the caller to close.

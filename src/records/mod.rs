@@ -32,6 +32,7 @@
 //! # Ok::<(), barecat::Error>(())
 //! ```
 
+pub mod appender;
 pub mod chunks;
 pub mod convert;
 pub mod format;

@@ -36,7 +36,7 @@ use crate::core::error::{Error, IoContext, Result};
 use crate::core::output::sync_dir;
 use crate::core::output::write_file;
 use crate::core::shards::truncate_unless_mapped;
-use crate::records::chunks::{lock_dataset, ChunkAppender, ChunkLimits};
+use crate::records::appender::{lock_dataset, ChunkAppender, ChunkLimits};
 use crate::records::format::{
     parse_chunk_name, Compress, DatasetPaths, Dtype, Entry, Meta, Redo, Unfull, CHUNK_BYTES,
     CHUNK_GROW, CHUNK_RECORDS, CRC_SIZE, ENTRY_SIZE, TABLE_GROW,
