@@ -38,6 +38,7 @@ pub mod convert;
 pub mod format;
 pub mod reader;
 pub mod rebalance;
+pub mod streams;
 pub mod table;
 pub mod verify;
 pub mod writer;

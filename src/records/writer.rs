@@ -491,6 +491,35 @@ impl RecordWriter {
         Ok(())
     }
 
+    /// Delete the records at `indices` (any order, duplicates allowed), each index
+    /// naming the record it named before the call: they are deleted from the highest
+    /// down, so the record moved into a hole is never one still to be deleted. An
+    /// index out of range is an error before anything is deleted. `after_each` runs
+    /// after each deletion with the number done so far (for periodic commits).
+    pub fn delete_many(
+        &mut self,
+        indices: &[u64],
+        after_each: &mut dyn FnMut(&mut RecordWriter, u64) -> Result<()>,
+    ) -> Result<()> {
+        let mut idx = indices.to_vec();
+        idx.sort_unstable();
+        idx.dedup();
+        if let Some(&max) = idx.last() {
+            if max >= self.len() {
+                return Err(Error::RecordOutOfRange {
+                    path: self.paths.dir.clone(),
+                    index: max,
+                    len: self.len(),
+                });
+            }
+        }
+        for (k, &i) in idx.iter().rev().enumerate() {
+            self.delete(i)?;
+            after_each(self, k as u64 + 1)?;
+        }
+        Ok(())
+    }
+
     /// Delete record `i`: the last record takes its index and the length shrinks by
     /// one (seed 002: indices are not stable under delete).
     pub fn delete(&mut self, i: u64) -> Result<()> {
