@@ -412,7 +412,10 @@ pub fn merge(
     }
     // The inputs' shards stay open once read.
     let mut shards = 0;
-    for p in inputs.iter().filter(|p| !crate::core::location::is_url(p)) {
+    for p in inputs
+        .iter()
+        .filter(|p| !crate::core::location::is_remote(p))
+    {
         shards += Layout::resolve(p).shard_files()?.len();
     }
     crate::maint::fds::ensure_open_files(shards)?;

@@ -83,7 +83,7 @@ pub fn merge_symlink(
     }
     let mut list = Vec::with_capacity(inputs.len());
     for p in inputs {
-        if crate::core::location::is_url(p) {
+        if crate::core::location::is_remote(p) {
             return Err(Error::UnsupportedInput {
                 path: p.clone(),
                 detail: "a symlink merge needs local inputs (links cannot point at a remote \

@@ -563,7 +563,7 @@ fn map_table(archive: &Path) -> Result<Mapped> {
 }
 
 fn map_table_with(archive: &Path, index_mode: crate::core::remote::IndexMode) -> Result<Mapped> {
-    if crate::core::location::is_url(archive) {
+    if crate::core::location::is_remote(archive) {
         return fetch_table(archive, index_mode);
     }
     let layout = Layout::resolve(archive);

@@ -57,9 +57,11 @@ use crate::core::progress::Progress;
 use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::export::{extract, ExtractOptions, Selection};
 
-/// Where one side of a sync is.
+/// What one side of a sync is: a tree of the local file system, or a directory
+/// inside a local barecat archive. (Not an archive's location: that is
+/// [`crate::core::location::Location`].)
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
+pub enum Side {
     /// A local file or directory.
     Local(PathBuf),
     /// A path inside a barecat archive (`""`: its root).
@@ -69,7 +71,8 @@ pub enum Location {
 /// A source or destination argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
-    pub location: Location,
+    /// What the argument names.
+    pub side: Side,
     /// The argument ended in `/`: the contents of the directory, not the directory.
     pub contents: bool,
     /// The argument as given.
@@ -109,7 +112,7 @@ fn unescape(s: &str) -> String {
 }
 
 /// `[user@]host:/path`: Python barecat's SSH form.
-fn is_remote(s: &str) -> bool {
+fn is_ssh_form(s: &str) -> bool {
     let (head, tail) = match s.split_once(':') {
         Some(p) => p,
         None => return false,
@@ -127,10 +130,10 @@ pub fn parse_endpoint(arg: &str) -> Result<Endpoint> {
     if arg.starts_with("barecat://") {
         return Err(unsupported("remote archives (barecat://HOST/…)"));
     }
-    if is_remote(trimmed) {
+    if is_ssh_form(trimmed) {
         return Err(unsupported("remote paths (HOST:/PATH)"));
     }
-    let location = match find_unescaped(trimmed, "::") {
+    let side = match find_unescaped(trimmed, "::") {
         Some(i) => {
             let archive = unescape(&trimmed[..i]);
             if archive.is_empty() {
@@ -154,17 +157,17 @@ pub fn parse_endpoint(arg: &str) -> Result<Endpoint> {
             if !inner.is_empty() {
                 mpath::check_member(&inner)?;
             }
-            Location::Archive {
+            Side::Archive {
                 archive: PathBuf::from(archive),
                 inner,
             }
         }
         // "/" alone is the root directory, not the empty path.
-        None if trimmed.is_empty() && contents => Location::Local(PathBuf::from("/")),
-        None => Location::Local(PathBuf::from(unescape(trimmed))),
+        None if trimmed.is_empty() && contents => Side::Local(PathBuf::from("/")),
+        None => Side::Local(PathBuf::from(unescape(trimmed))),
     };
     Ok(Endpoint {
-        location,
+        side,
         contents,
         text: arg.to_string(),
     })
@@ -315,9 +318,9 @@ pub fn sync(
     let names = Names::new(opts)?;
     let local_sources = sources
         .iter()
-        .filter(|s| matches!(s.location, Location::Local(_)))
+        .filter(|s| matches!(s.side, Side::Local(_)))
         .count();
-    if matches!(dest.location, Location::Local(_)) && local_sources > 0 {
+    if matches!(dest.side, Side::Local(_)) && local_sources > 0 {
         return Err(Error::InvalidOperation(
             "a local source needs an archive destination (ARCHIVE::PATH); copy between \
              local directories with rsync itself"
@@ -328,11 +331,11 @@ pub fn sync(
     // is written.
     let mut archives: Vec<(PathBuf, Archive)> = Vec::new();
     let mut resolved = Vec::with_capacity(sources.len());
-    let dest_prefix = match &dest.location {
-        Location::Archive { inner, .. } => inner.clone(),
-        Location::Local(p) => lossy(p),
+    let dest_prefix = match &dest.side {
+        Side::Archive { inner, .. } => inner.clone(),
+        Side::Local(p) => lossy(p),
     };
-    let to_archive = matches!(dest.location, Location::Archive { .. });
+    let to_archive = matches!(dest.side, Side::Archive { .. });
     let place = |name: &str| -> String {
         if to_archive {
             mpath::join(&dest_prefix, &mpath::normalize(name))
@@ -341,8 +344,8 @@ pub fn sync(
         }
     };
     for ep in sources {
-        let source = match &ep.location {
-            Location::Local(p) => {
+        let source = match &ep.side {
+            Side::Local(p) => {
                 let md = fs::metadata(p).at(p)?;
                 let base = p
                     .file_name()
@@ -364,8 +367,8 @@ pub fn sync(
                     }
                 }
             }
-            Location::Archive { archive, inner } => {
-                if let Location::Archive { archive: d, .. } = &dest.location {
+            Side::Archive { archive, inner } => {
+                if let Side::Archive { archive: d, .. } = &dest.side {
                     if crate::maint::inputs::same_file(
                         Layout::resolve(archive).index(),
                         Layout::resolve(d).index(),
@@ -425,9 +428,9 @@ pub fn sync(
         note,
         progress,
     };
-    match &dest.location {
-        Location::Archive { archive, .. } => run.sync_into_archive(archive, &resolved)?,
-        Location::Local(dir) => run.sync_into_local(dir, &resolved)?,
+    match &dest.side {
+        Side::Archive { archive, .. } => run.sync_into_archive(archive, &resolved)?,
+        Side::Local(dir) => run.sync_into_local(dir, &resolved)?,
     }
     Ok(report)
 }
@@ -1170,7 +1173,7 @@ mod tests {
 
     fn arch(a: &str, inner: &str, contents: bool, text: &str) -> Endpoint {
         Endpoint {
-            location: Location::Archive {
+            side: Side::Archive {
                 archive: a.into(),
                 inner: inner.into(),
             },
@@ -1194,15 +1197,15 @@ mod tests {
             arch("my::odd.barecat", r"a\b", false, r"my\::odd.barecat::a\\b")
         );
         let l = parse_endpoint("photos/").unwrap();
-        assert_eq!(l.location, Location::Local("photos".into()));
+        assert_eq!(l.side, Side::Local("photos".into()));
         assert!(l.contents);
         assert!(parse_endpoint("host:/data/x").is_err());
         assert!(parse_endpoint("barecat://h:1/a::").is_err());
         assert!(parse_endpoint("x.tar.gz::").is_err());
         assert!(parse_endpoint("d.barecat::../x").is_err());
         assert_eq!(
-            parse_endpoint("a:b").unwrap().location,
-            Location::Local("a:b".into())
+            parse_endpoint("a:b").unwrap().side,
+            Side::Local("a:b".into())
         );
         assert_eq!(archive_basename(Path::new("x/ds.barecat")), "ds");
         assert_eq!(archive_basename(Path::new("x/ds-sqlite-index")), "ds");

@@ -102,9 +102,10 @@ impl Layout {
         }
     }
 
-    /// Is this the naming of a remote archive (its base a URL)?
+    /// Is this the naming of a remote archive (its base a URL:
+    /// [`crate::core::location::is_remote`])?
     pub fn is_remote(&self) -> bool {
-        crate::core::location::is_url(&self.base)
+        crate::core::location::is_remote(&self.base)
     }
 
     /// The archive path as typed.

@@ -42,7 +42,7 @@ use object_store::ObjectStore;
 
 use crate::core::error::{Error, Result};
 use crate::core::format::sidecar::{self, PageMap, Rejection};
-pub use crate::core::location::{is_url, Location, RemoteUrl, Scheme};
+pub use crate::core::location::{is_remote, is_url, Location, RemoteUrl, Scheme};
 use client::{Fail, Object};
 pub use config::{IndexMode, Settings};
 use pages::PageSource;
