@@ -1,6 +1,6 @@
 //! Tar import: the members of a tar stream (plain or compressed: gzip, bzip2, xz,
 //! zstd, recognized by magic bytes) become files and directories, as read by
-//! [`TarReader`](super::tar_reader::TarReader) (every header format, and the rules
+//! [`super::tar_reader::TarReader`] (every header format, and the rules
 //! for the archives other tools wrote over the years, are described there).
 //!
 //! * Regular files (also contiguous files, sparse files with their logical
@@ -20,7 +20,7 @@
 //!   as a decimal (nanoseconds kept), else the header's seconds.
 //! * Absolute member names and names that keep a `..` after normalization are
 //!   reported and not stored; so are names that are not UTF-8 (shown with their
-//!   bytes escaped, see [`printable`](crate::core::path::printable)).
+//!   bytes escaped, see [`crate::core::path::printable`]).
 //!
 //! A damaged header is reported and reading goes on at the next valid header. A
 //! stream that ends early or cannot be decompressed stops the import with a clear

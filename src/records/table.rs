@@ -445,7 +445,7 @@ fn stamp_holds(index: &Index, stamp: &Stamp, built: &Stamp, t: &TableView<'_>) -
     Ok(true)
 }
 
-/// How [`check_table`] found the table.
+/// How `check_table` found the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Freshness {

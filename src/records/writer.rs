@@ -10,7 +10,7 @@
 //!   compress, checksum and append to its chunk on a thread of its own, while the
 //!   caller fills a second buffer (the flush's entries are set when it lands: at
 //!   the next flush, a delete or a commit). Chunks are appended with direct I/O
-//!   where the file system has it ([`crate::core::shards::direct`]), past the page cache.
+//!   where the file system has it (`core::shards::direct`), past the page cache.
 //! * Chunks are append-only; modify appends the new bytes and repoints the entry;
 //!   delete moves the last entry into the hole (indices are not stable under delete).
 //!

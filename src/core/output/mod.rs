@@ -6,7 +6,7 @@
 //! (merge, wrap, upgrade) gets that the same way: build it aside, make it durable,
 //! rename it into place, sync the directory.
 //!
-//! * File level ([`file`]): [`replace_file`] and [`write_file`] write a small file
+//! * File level ([`mod@file`]): [`replace_file`] and [`write_file`] write a small file
 //!   under a temporary name beside its target and rename it over the target;
 //!   [`AtomicFile`] is a streamed output (a zip or tar) written to an unnamed file
 //!   (or a hidden one) and linked under its name when complete; [`rename_into_place`]
