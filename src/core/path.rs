@@ -243,7 +243,10 @@ mod tests {
 
     #[test]
     fn printable_names_escape_what_is_not_printable_utf8() {
-        assert!(matches!(printable("a/b ü.txt"), std::borrow::Cow::Borrowed("a/b ü.txt")));
+        assert!(matches!(
+            printable("a/b ü.txt"),
+            std::borrow::Cow::Borrowed("a/b ü.txt")
+        ));
         assert_eq!(
             printable(b"umlauts-\xc4\xd6\xdc"),
             "umlauts-\\xc4\\xd6\\xdc"
