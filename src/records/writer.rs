@@ -14,7 +14,7 @@
 //! * Chunks are append-only; modify appends the new bytes and repoints the entry;
 //!   delete moves the last entry into the hole (indices are not stable under delete).
 //!
-//! # Durability order (see `docs/records-format.md`)
+//! # Durability order (see docs/FORMAT.md §10.2)
 //!
 //! A commit (1) writes and `fdatasync`s the chunk bytes; (2) writes the entries and
 //! CRCs of new records past the committed length and syncs the table files; (3)
