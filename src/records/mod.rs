@@ -1,4 +1,4 @@
-//! Records: an integer-indexed record store (the zrecord design of seed 002),
+//! Records: an integer-indexed record store (the zrecord design, docs/FORMAT.md §10),
 //! standalone and over barecat archives.
 //!
 //! Why: training code addresses samples by integer (`dataset[i]`), not by path. A
