@@ -597,11 +597,8 @@ fn the_documented_python_reader_reads_datasets_and_tables() {
     let t = tempfile::tempdir().unwrap();
     let (a, want) = archive_from_tree(t.path());
     ok(["build".as_ref(), a.as_os_str()]);
-    let doc = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/FORMAT.md"
-    ))
-    .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/FORMAT.md")).unwrap();
     let reader = doc
         .split("```python\n")
         .nth(1)
