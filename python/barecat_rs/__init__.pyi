@@ -36,4 +36,33 @@ from .exceptions import (
 FileInfo = BarecatFileInfo
 DirInfo = BarecatDirInfo
 
-__all__: list[str]
+__all__ = [
+    "Barecat",
+    "BarecatDirInfo",
+    "BarecatFileInfo",
+    "BarecatFileObject",
+    "DecodedView",
+    "DirInfo",
+    "FileInfo",
+    "Index",
+    "Order",
+    "Records",
+    "SHARD_SIZE_UNLIMITED",
+    "crc32c",
+    "merge",
+    "merge_symlink",
+    "remote_stats",
+    "__version__",
+    "BarecatError",
+    "BarecatIntegrityError",
+    "BarecatLockedError",
+    "BarecatPermissionError",
+    "BarecatValueError",
+    "DirectoryNotEmptyBarecatError",
+    "FileExistsBarecatError",
+    "FileNotFoundBarecatError",
+    "FileTooLargeBarecatError",
+    "IsADirectoryBarecatError",
+    "NotADirectoryBarecatError",
+    "NotEnoughSpaceBarecatError",
+]

@@ -3,15 +3,31 @@
 import datetime
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, final, overload
 
-from typing_extensions import Buffer
+from typing_extensions import Buffer, Self
 
 __version__: str
+
+__all__ = [
+    "__version__",
+    "_Archive",
+    "PageCursor",
+    "BarecatFileInfo",
+    "BarecatDirInfo",
+    "MappedBytes",
+    "_Records",
+    "merge",
+    "merge_symlink",
+    "crc32c",
+    "remote_stats",
+    "_panic_for_tests",
+]
 
 _Bytes = Buffer
 _Size = int | str
 
+@final
 class BarecatFileInfo:
     """A file row of the index (all fields settable)."""
 
@@ -24,8 +40,8 @@ class BarecatFileInfo:
     uid: int | None
     gid: int | None
     mtime_ns: int | None
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str = "",
         shard: int | None = None,
         offset: int | None = None,
@@ -35,7 +51,7 @@ class BarecatFileInfo:
         uid: int | None = None,
         gid: int | None = None,
         mtime_ns: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def end(self) -> int | None:
         """One past the last byte of the file in its shard."""
@@ -44,9 +60,10 @@ class BarecatFileInfo:
     def isfile(self) -> bool: ...
     def isdir(self) -> bool: ...
     def asdict(self) -> dict[str, Any]: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
 
+@final
 class BarecatDirInfo:
     """A directory row of the index, with its subtree statistics."""
 
@@ -59,8 +76,8 @@ class BarecatDirInfo:
     uid: int | None
     gid: int | None
     mtime_ns: int | None
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str = "",
         num_subdirs: int | None = None,
         num_files: int | None = None,
@@ -70,7 +87,7 @@ class BarecatDirInfo:
         uid: int | None = None,
         gid: int | None = None,
         mtime_ns: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def num_entries(self) -> int:
         """Entries directly inside: subdirectories plus files."""
@@ -79,14 +96,16 @@ class BarecatDirInfo:
     def isfile(self) -> bool: ...
     def isdir(self) -> bool: ...
     def asdict(self) -> dict[str, Any]: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
 
+@final
 class MappedBytes:
     """Read-only bytes inside a memory map (a buffer: wrap it in memoryview)."""
 
     def __len__(self) -> int: ...
 
+@final
 class PageCursor:
     """A position in a paged iteration over files (opaque)."""
 
@@ -95,8 +114,8 @@ _Item = str | os.PathLike[str] | BarecatFileInfo
 class _Archive:
     """The native archive object; ``barecat_rs.Barecat`` derives from it."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str | os.PathLike[str],
         shard_size_limit: _Size | None = None,
         readonly: bool = True,
@@ -107,7 +126,7 @@ class _Archive:
         threadsafe: bool = True,
         allow_writing_symlinked_shard: bool = False,
         **kwargs: Any,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def path(self) -> str | os.PathLike[str]: ...
     @property
@@ -126,10 +145,10 @@ class _Archive:
     def shard_size_limit(self) -> int: ...
     @shard_size_limit.setter
     def shard_size_limit(self, value: _Size) -> None: ...
-    def __getitem__(self, path: str) -> bytes: ...
-    def __setitem__(self, path: str, data: _Bytes) -> None: ...
-    def __delitem__(self, path: str) -> None: ...
-    def __contains__(self, path: object) -> bool: ...
+    def __getitem__(self, key: str, /) -> bytes: ...
+    def __setitem__(self, key: str, value: _Bytes, /) -> None: ...
+    def __delitem__(self, key: str, /) -> None: ...
+    def __contains__(self, key: object, /) -> bool: ...
     def __len__(self) -> int: ...
     def read(self, item: _Item, offset: int = 0, size: int = -1) -> bytes: ...
     def readinto(self, item: _Item, buffer: Buffer, offset: int = 0) -> int: ...
@@ -191,8 +210,8 @@ _Compress = Literal["none", "zstd", "flate"]
 class _Records:
     """The native record store object; ``barecat_rs.Records`` derives from it."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str | os.PathLike[str],
         readonly: bool = True,
         *,
@@ -204,7 +223,7 @@ class _Records:
         chunk_bytes: _Size | None = None,
         writers: int = 1,
         check_crc: bool = False,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def path(self) -> os.PathLike[str]: ...
     @property
@@ -216,9 +235,9 @@ class _Records:
     @property
     def compress(self) -> str: ...
     def __len__(self) -> int: ...
-    def __getitem__(self, i: int) -> bytes: ...
-    def __setitem__(self, i: int, data: _Bytes) -> None: ...
-    def __delitem__(self, i: int) -> None: ...
+    def __getitem__(self, key: int, /) -> bytes: ...
+    def __setitem__(self, key: int, value: _Bytes, /) -> None: ...
+    def __delitem__(self, key: int, /) -> None: ...
     def view(self, i: int) -> MappedBytes: ...
     def gather(self, indices: Sequence[int] | Buffer, *, threads: int = 0, check_crc: bool | None = None) -> list[memoryview]: ...
     def append(self, data: _Bytes) -> int: ...

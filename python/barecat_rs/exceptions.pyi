@@ -11,4 +11,17 @@ class BarecatValueError(BarecatError, ValueError): ...
 class BarecatPermissionError(BarecatError, PermissionError): ...
 class BarecatLockedError(BarecatError, BlockingIOError): ...
 
-__all__: list[str]
+__all__ = [
+    "BarecatError",
+    "BarecatIntegrityError",
+    "BarecatLockedError",
+    "BarecatPermissionError",
+    "BarecatValueError",
+    "DirectoryNotEmptyBarecatError",
+    "FileExistsBarecatError",
+    "FileNotFoundBarecatError",
+    "FileTooLargeBarecatError",
+    "IsADirectoryBarecatError",
+    "NotADirectoryBarecatError",
+    "NotEnoughSpaceBarecatError",
+]
