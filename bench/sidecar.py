@@ -14,7 +14,7 @@ Per set, in one run:
     producer writing one, warm (the index was just written: it is in page cache,
     as it is when a writer finishes).
 
-Targets (issue 14), as medians:
+Targets, as medians:
   * writing the sidecar takes under 2% of the create that produced the archive
     (`barecat-sidecar` / `barecat-create --no-sidecar` <= 0.02); the two creates
     show the same cost in line (their difference is within the noise of a cold
