@@ -2,11 +2,11 @@
 //! metadata (`barecat-rm`, `barecat-mv`, `barecat-chmod`, `barecat-touch`). Python
 //! barecat has these only in its API (`remove`, `rmtree`, `rename`, `chmod`,
 //! `update_mtime`); the results are the same rows, with directory statistics that
-//! stay right (its `rename` into a missing directory corrupts them, spec §15.9).
+//! stay right (its `rename` into a missing directory corrupts them, docs/FORMAT.md §11.9).
 //!
 //! Operands name entries the same way in every command: a path that exists is that
 //! file or directory, even if it holds `*`, `?` or `[`; otherwise an operand with
-//! such characters is a glob with Python glob semantics (spec §12.4: `*` and `?`
+//! such characters is a glob with Python glob semantics (docs/FORMAT.md §8.2: `*` and `?`
 //! stay within a directory, `**` spans directories, wildcards do not match names
 //! starting with `.`) over files and directories; otherwise it names nothing.
 //!

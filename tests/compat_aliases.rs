@@ -3,7 +3,7 @@
 //! --as-subdirs/--prefix/--pattern/-i/-x`, `completion-script`. Python barecat
 //! 0.3.1's CLI and ours run on the same trees and archives and must make the same
 //! archives (files, content, metadata, directory statistics) or extract the same
-//! files. Where Python is wrong (spec §15), the test says which bug is not copied.
+//! files. Where Python is wrong (docs/FORMAT.md §11), the test says which bug is not copied.
 
 mod common;
 mod maint_util;
@@ -106,7 +106,7 @@ fn c_and_add_make_what_python_makes() {
     tree(&d.join("root"));
     let root = d.join("root");
     let (ours, theirs) = (d.join("ours.barecat"), d.join("py.barecat"));
-    // ARCHIVE is absolute: Python resolves a relative one inside -C DIR (§15.17).
+    // ARCHIVE is absolute: Python resolves a relative one inside -C DIR (docs/FORMAT.md §11.17).
     for (py, a) in [(false, &ours), (true, &theirs)] {
         ok_side(py, &argv(&[&"c", a, &"-C", &root, &"src"]));
     }
@@ -168,7 +168,7 @@ fn add_keeps_the_shard_size_limit_unlike_python() {
         ok_side(py, &argv(&[&"add", a, &"-C", &root, &"more"]));
     }
     assert_eq!(py_dump(&ours)["shard_size_limit"], 1 << 20);
-    // Python barecat 0.3.1's add without -s sets the limit to unlimited (§15.4).
+    // Python barecat 0.3.1's add without -s sets the limit to unlimited (docs/FORMAT.md §11.4).
     assert_ne!(py_dump(&theirs)["shard_size_limit"], 1 << 20);
 }
 
@@ -209,7 +209,7 @@ fn x_extracts_what_python_extracts() {
         assert!(!got[0].is_empty(), "{name}: nothing extracted");
         assert_eq!(got[0], got[1], "{name}: {extra:?}");
     }
-    // A file named as PATH: Python writes it to stdout instead of into DIR (§15.16).
+    // A file named as PATH: Python writes it to stdout instead of into DIR (docs/FORMAT.md §11.16).
     // Not copied: it goes into DIR, like any other member (barecat-cat writes to
     // stdout).
     let (ours_dir, py_dir) = (d.join("one-ours"), d.join("one-py"));
@@ -244,7 +244,7 @@ fn merge_options_place_files_as_python_does() {
         &argv(&[&"c", &"-q", &part2, &"-C", &d.join("root"), &"more"]),
     );
     // Python's filtered merge of a second barecat input fails (update_treestats
-    // runs twice on one connection, §15.10): filters are compared with one input.
+    // runs twice on one connection, docs/FORMAT.md §11.10): filters are compared with one input.
     let cases: Vec<(&str, Vec<&str>, bool)> = vec![
         ("subdirs", vec!["--as-subdirs"], true),
         ("prefix", vec!["--prefix", "data/v2"], true),

@@ -564,7 +564,7 @@ fn convert_round_trips_through_every_format_and_stdio() {
         bin("barecat-create"),
         [s(&"-q"), s(&"-C"), s(&d), s(&arch), s(&"src")],
     );
-    // Upper-case and short names work too (Python's writer fails on them: §15.19).
+    // Upper-case and short names work too (Python's writer fails on them: docs/FORMAT.md §11.19).
     for name in [
         "o.tar",
         "o.TAR",

@@ -1,5 +1,5 @@
 //! The committed man pages and shell completions match the clap definitions, and
-//! every listed command has them.
+//! every listed command has them and a section in docs/GUIDE.md.
 
 mod common;
 
@@ -80,6 +80,13 @@ fn every_command_has_a_man_page_completions_and_help() {
         );
         let sub = common::run_ok(common::bin("barecat"), [name, "--help"]);
         assert!(sub.contains("Usage:"), "barecat {name} --help: {sub}");
+    }
+    let guide = fs::read_to_string(repo.join("docs/GUIDE.md")).unwrap();
+    for name in list.lines().filter_map(|l| l.split_whitespace().next()) {
+        assert!(
+            guide.contains(&format!("\n### barecat-{name}\n")),
+            "docs/GUIDE.md has no section \"### barecat-{name}\""
+        );
     }
     for f in [
         "man/barecat.1",

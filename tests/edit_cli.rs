@@ -2,7 +2,7 @@
 //! list. Python barecat has the edits only in its API: the results are compared
 //! with what its API makes of the same archive (tests/py/edit_api.py), and its
 //! verify must pass on ours. Where its API is wrong (a rename into a missing
-//! directory, spec §15.9), the test says so and checks that ours is right.
+//! directory, docs/FORMAT.md §11.9), the test says so and checks that ours is right.
 
 mod common;
 mod maint_util;
@@ -381,7 +381,7 @@ fn mv_into_a_missing_directory_keeps_the_statistics_right_unlike_python() {
     assert_eq!(dirs["new"], json!([1, 0, 3, 5600]));
     assert_eq!(dirs[""][2], 10, "the root still counts every file");
     // Python barecat 0.3.1's rename_dir does not make the missing parents (spec
-    // §15.9): its own integrity check then fails. Not copied.
+    // docs/FORMAT.md §11.9): its own integrity check then fails. Not copied.
     py_edit(&b, json!([["rename", "train/cls_a", "new/deeper/cls"]]));
     assert_eq!(py_dump(&b)["integrity_ok"], false);
 }

@@ -84,7 +84,7 @@ fn py_put(arch: &Path, path: &str, data: &[u8]) {
 #[test]
 fn path_traversal_is_refused_not_rewritten() {
     need!("bsdtar", "barecat");
-    // Python barecat stores "../x" as given (spec §4); a zip-slip in barecat form.
+    // Python barecat stores "../x" as given (docs/FORMAT.md §6); a zip-slip in barecat form.
     let g = Ground::new();
     py_put(&g.arch(), "ok.txt", b"fine");
     py_put(&g.arch(), "../outside/target.txt", b"pwned");

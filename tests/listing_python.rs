@@ -1,6 +1,6 @@
 //! `barecat list` (`l`, `t`), `find` and `tree` against Python barecat 0.3.1's
 //! `barecat` command: the same archives, the same arguments, byte-identical output
-//! (spec §12.1); and the bugs of Python's (spec §15) that we do not copy, each
+//! (docs/FORMAT.md §8.4); and the bugs of Python's (docs/FORMAT.md §11) that we do not copy, each
 //! named. `du`, `index-to-csv` and `to-ncdu-json` are compared on the same archives
 //! too (maint_reports.rs covers their formats).
 //!
@@ -319,7 +319,7 @@ index-to-csv ARCH
 ";
 
 /// Python prints counts without singular forms (`1 directories, 1 files`); we do
-/// not copy that (spec §15.20). With the plurals put back, the rest is identical.
+/// not copy that (docs/FORMAT.md §11.20). With the plurals put back, the rest is identical.
 fn python_plurals(text: &[u8]) -> Vec<u8> {
     String::from_utf8_lossy(text)
         .replace(" 1 directory", " 1 directories")
@@ -466,7 +466,7 @@ fn python_bugs_we_do_not_copy() {
     let py = python_many(&c);
     let us: Vec<Run> = c.iter().map(|a| ours(a)).collect();
 
-    // §15.20: `ls` of a missing path exits 0. The line on stdout stays (scripts read
+    // docs/FORMAT.md §11.20: `ls` of a missing path exits 0. The line on stdout stays (scripts read
     // it); the exit status says that something was missing.
     assert_eq!((py[0].code, us[0].code), (0, 1));
     assert_eq!(us[0].out, py[0].out);
@@ -489,7 +489,7 @@ fn python_bugs_we_do_not_copy() {
         assert!(r.out.is_empty());
         assert_eq!(r.err.lines().count(), 1, "{}", r.err);
     }
-    // §15.20: `tree` says "1 files".
+    // docs/FORMAT.md §11.20: `tree` says "1 files".
     assert!(String::from_utf8_lossy(&py[6].out).ends_with("\n2 directories, 1 files\n"));
     assert!(String::from_utf8_lossy(&us[6].out).ends_with("\n2 directories, 1 file\n"));
     // Python's -size cannot take a negative number with a suffix as a separate

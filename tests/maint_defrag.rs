@@ -98,7 +98,7 @@ fn full_defrag_packs_every_shard_and_keeps_every_file() {
 
 #[test]
 fn full_defrag_matches_the_spec_example() {
-    // Spec §8.2 with limit 20: shard 0 = f0 (3) hole (4) f2 (5) f3 (3), plus the
+    // docs/FORMAT.md §8.5 with limit 20: shard 0 = f0 (3) hole (4) f2 (5) f3 (3), plus the
     // deleted f4 at 15..20; shard 1 = f5 f6 f7 f8 and 3 bytes of trailing garbage.
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("spec.barecat");

@@ -2,7 +2,7 @@
 //! with Python barecat 0.3.1's CLI on the same archives: the resulting archives
 //! hold the same files with the same metadata (and, for reshard, the same bytes at
 //! the same places), Python barecat verifies ours, and where Python barecat is
-//! buggy (spec §15) the test says which bug we do not copy.
+//! buggy (docs/FORMAT.md §11) the test says which bug we do not copy.
 
 mod common;
 mod ingest_util;
@@ -443,7 +443,7 @@ fn subset_selects_the_files_python_barecat_selects() {
         assert!(got.iter().all(|(k, v)| all[k] == *v));
         assert_eq!(metas(&rs), metas(&py), "{args:?}");
         if args.is_empty() {
-            // Unfiltered, Python copies the input's holes along (spec §15.8); ours
+            // Unfiltered, Python copies the input's holes along (docs/FORMAT.md §11.8); ours
             // holds the files back to back.
             let space = |a: &Path| -> serde_json::Value {
                 let v = run_ok(bin("barecat-verify"), [s("--json"), s(a)]);
@@ -455,7 +455,7 @@ fn subset_selects_the_files_python_barecat_selects() {
             assert_eq!(places(&rs), places(&py), "{args:?}: packed alike");
         }
         assert_eq!(limit_of(&rs), limit_of(&py), "{args:?}");
-        // Python leaves the directories bare (spec §9.1); ours keep their metadata.
+        // Python leaves the directories bare (docs/FORMAT.md §8.6); ours keep their metadata.
         // Python takes only the directories of the files; ours also the (empty)
         // ones the filter selects.
         let (ours, theirs) = (dirs(&rs), dirs(&py));
@@ -571,7 +571,7 @@ fn v02_files() -> BTreeMap<String, Vec<u8>> {
 }
 
 /// A module named `barecat_cython` that does nothing: Python barecat 0.3.1's
-/// upgrade imports it (spec §2.6) although it is not installed with it.
+/// upgrade imports it (docs/FORMAT.md §5) although it is not installed with it.
 fn cython_stub(d: &Path) -> PathBuf {
     let stub = d.join("stub");
     fs::create_dir_all(&stub).unwrap();
@@ -598,7 +598,7 @@ fn upgrade_makes_the_archive_pythons_upgrade_would_make_and_fixes_the_statistics
         let o = run(py_barecat(), [s("verify"), s(&rs)]);
         assert_eq!(o.status.code(), Some(1), "{}", out_err(&o));
         assert!(String::from_utf8_lossy(&o.stderr).contains("Mismatch in dir stats"));
-        // Python barecat 0.3.1's own upgrade does not run (spec §15.6), unless the
+        // Python barecat 0.3.1's own upgrade does not run (docs/FORMAT.md §11.6), unless the
         // separate package barecat-cython happens to be installed (bench/setup.sh
         // installs it for other benchmarks)…
         let cython = run(python(), [s("-c"), s("import barecat_cython")]);

@@ -1,5 +1,5 @@
 //! `barecat-du`, `barecat-to-ncdu-json` and `barecat-index-to-csv`: the formats of
-//! the spec's examples, and the same output as Python barecat's commands.
+//! docs/FORMAT.md §8.4, and the same output as Python barecat's commands.
 
 mod common;
 mod maint_util;
@@ -11,7 +11,7 @@ use barecat::{ArchiveWriter, Meta, WriterOptions};
 use common::*;
 use maint_util::*;
 
-/// The tree of the spec's `du` example: 6 + 7 + 1000 bytes and an empty directory.
+/// A small tree (the `du` example of docs/FORMAT.md §8.4): 6 + 7 + 1000 bytes and an empty directory.
 fn spec_tree(dir: &Path) -> PathBuf {
     let p = dir.join("spec.barecat");
     let mut w = ArchiveWriter::open(&p, WriterOptions::default()).unwrap();

@@ -341,7 +341,9 @@ fn every_peer_is_installed_by_test_sh_or_guarded() {
     }
 
     // Direct uses of each function.
-    let readme = fs::read_to_string(repo.join("README.md")).unwrap();
+    // The README test runs the examples of README.md and of docs/GUIDE.md.
+    let readme = fs::read_to_string(repo.join("README.md")).unwrap()
+        + &fs::read_to_string(repo.join("docs/GUIDE.md")).unwrap();
     let mut uses: BTreeMap<(PathBuf, String), BTreeSet<String>> = BTreeMap::new();
     for (key, list) in &funcs {
         let u = uses.entry(key.clone()).or_default();

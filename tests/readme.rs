@@ -1,6 +1,7 @@
-//! The examples of README.md run as written: every ```sh block, in order, in one
-//! scratch directory holding a copy of `examples/`, with the freshly built programs
-//! first on PATH (`bash -euo pipefail`, so any failing command fails the test).
+//! The examples of README.md and docs/GUIDE.md run as written: every ```sh block of
+//! each, in order, in one scratch directory per document holding a copy of
+//! `examples/`, with the freshly built programs first on PATH (`bash -euo pipefail`,
+//! so any failing command fails the test).
 
 mod common;
 
@@ -21,7 +22,7 @@ fn sh_blocks(readme: &str) -> Vec<String> {
             None => {}
         }
     }
-    assert!(cur.is_none(), "unclosed code block in README.md");
+    assert!(cur.is_none(), "unclosed code block");
     blocks
 }
 
@@ -41,12 +42,18 @@ fn copy_tree(from: &Path, to: &Path) {
 #[test]
 fn readme_examples_run_as_written() {
     need!("tar", "zip", "barecat");
+    for (doc, min_blocks) in [("README.md", 8), ("docs/GUIDE.md", 12)] {
+        run_examples(doc, min_blocks);
+    }
+}
+
+fn run_examples(doc: &str, min_blocks: usize) {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo.join(doc)).unwrap();
     let blocks = sh_blocks(&readme);
     assert!(
-        blocks.len() >= 8,
-        "README.md has {} sh blocks",
+        blocks.len() >= min_blocks,
+        "{doc} has {} sh blocks",
         blocks.len()
     );
     let dir = tempfile::tempdir().unwrap();
@@ -69,7 +76,7 @@ fn readme_examples_run_as_written() {
             .unwrap();
         assert!(
             out.status.success(),
-            "README block {} failed ({}):\n{block}\nstdout: {}\nstderr: {}",
+            "{doc} block {} failed ({}):\n{block}\nstdout: {}\nstderr: {}",
             n + 1,
             out.status,
             String::from_utf8_lossy(&out.stdout),

@@ -589,7 +589,7 @@ fn defrag_rebuilds_the_table_merge_replaces_it_with_its_output() {
     );
 }
 
-/// The Python reader of docs/records-format.md reads what we write: a dataset
+/// The Python reader of docs/FORMAT.md §10.4 reads what we write: a dataset
 /// (uncompressed and flate, with a redo list left by a killed writer) and a table.
 #[test]
 fn the_documented_python_reader_reads_datasets_and_tables() {
@@ -597,11 +597,8 @@ fn the_documented_python_reader_reads_datasets_and_tables() {
     let t = tempfile::tempdir().unwrap();
     let (a, want) = archive_from_tree(t.path());
     ok(["build".as_ref(), a.as_os_str()]);
-    let doc = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/records-format.md"
-    ))
-    .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/FORMAT.md")).unwrap();
     let reader = doc
         .split("```python\n")
         .nth(1)

@@ -4,7 +4,7 @@
 //! * no operand: everything;
 //! * a path naming a file: that file;
 //! * a path naming a directory: the directory and its whole subtree;
-//! * an operand with `*`, `?` or `[`: a glob with Python `glob` semantics (spec §12.4):
+//! * an operand with `*`, `?` or `[`: a glob with Python `glob` semantics (docs/FORMAT.md §8.2):
 //!   `*` and `?` do not cross `/`, `**` matches any number of directories, and
 //!   wildcards do not match names starting with `.`. Every file and directory it
 //!   matches is selected as above (a matched directory brings its subtree).

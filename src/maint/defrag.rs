@@ -1215,7 +1215,7 @@ mod tests {
 
     #[test]
     fn full_targets_follow_the_spec_example() {
-        // Spec §8.2, limit 20: f0 f2 f3 f5 f6 packed into shard 0, f7 f8 into shard 1.
+        // docs/FORMAT.md §8.5, limit 20: f0 f2 f3 f5 f6 packed into shard 0, f7 f8 into shard 1.
         let exts = [
             ext(0, 0, 3),
             ext(0, 7, 5),

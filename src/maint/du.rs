@@ -1,7 +1,7 @@
 //! `du`-like sizes from the directory statistics: every directory's total comes
 //! straight from its `dirs` row (no file is visited unless files are listed too).
 //!
-//! Output format (spec §12.1 `du`): `SIZE<TAB>PATH` lines sorted by descending
+//! Output format (docs/FORMAT.md §8.4 `du`): `SIZE<TAB>PATH` lines sorted by descending
 //! number of `/` in the path, then by path; the root is printed as `.`.
 
 use std::io::Write;

@@ -1,4 +1,4 @@
-//! Resharding: repack an archive to a new shard size limit (spec §8.6), in place.
+//! Resharding: repack an archive to a new shard size limit (docs/FORMAT.md §8.5), in place.
 //!
 //! The files are packed in address order with the writer's rule (a file starts a
 //! new shard when it would cross the limit), which is where Python barecat's
@@ -487,7 +487,7 @@ mod tests {
 
     #[test]
     fn packing_follows_the_spec_example() {
-        // Spec §8.6: limit 12 on the example of §8.2 gives shards of 11, 12 and 5
+        // docs/FORMAT.md §8.5: limit 12 on its example gives shards of 11, 12 and 5
         // bytes.
         let exts = [
             ext(0, 0, 3),

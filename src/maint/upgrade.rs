@@ -1,4 +1,4 @@
-//! Upgrading an index of schema 0.0–0.2 to 0.3, in place (spec §2.6).
+//! Upgrading an index of schema 0.0–0.2 to 0.3, in place (docs/FORMAT.md §5).
 //!
 //! Schema 0.2 keeps the same columns in `WITHOUT ROWID` tables keyed by `path`,
 //! lacks the two `prevent_*` triggers and has `del_subdir`/`move_subdir` triggers
@@ -8,7 +8,7 @@
 //! directory, file and config row into it, recomputes all directory statistics
 //! from the files (creating missing ancestors), and renames it over the old index.
 //! The shards are not touched. Python barecat 0.3.1's own `upgrade` cannot run (it
-//! imports a module that is not installed, spec §15.6); this one does what its
+//! imports a module that is not installed, docs/FORMAT.md §11.6); this one does what its
 //! code would do, and also repairs the statistics the old triggers broke.
 //!
 //! # Crash safety

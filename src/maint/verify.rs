@@ -1,5 +1,5 @@
 //! Checking an archive: every stored byte against its CRC32C, the index against its
-//! own invariants (spec §2.2), and the shards against the index. Every problem is
+//! own invariants (docs/FORMAT.md §3), and the shards against the index. Every problem is
 //! reported, not only the first ones; a missing or corrupt part never stops the
 //! checks of the other parts.
 //!
@@ -46,7 +46,7 @@ const JOB: SpanLimits = SpanLimits {
 const PIECE: usize = 256 << 10;
 const PAGE: i64 = 8192;
 
-/// The trigger names Python barecat relies on (spec §3.2).
+/// The trigger names Python barecat relies on (docs/FORMAT.md §4.2).
 const TRIGGERS: [&str; 10] = [
     "add_file",
     "del_file",
@@ -59,7 +59,7 @@ const TRIGGERS: [&str; 10] = [
     "prevent_file_as_dir",
     "prevent_dir_as_file",
 ];
-/// The index names of the schema (spec §2.1).
+/// The index names of the schema (docs/FORMAT.md §2).
 const INDEXES: [&str; 5] = [
     "idx_files_path",
     "idx_dirs_path",

@@ -1,5 +1,5 @@
 //! rsync-style synchronisation between local directories and archives (`barecat
-//! rsync`, Python barecat's `barecat rsync`, spec §12.1): local → archive, archive
+//! rsync`, Python barecat's `barecat rsync`): local → archive, archive
 //! → local, archive → archive.
 //!
 //! Archive locations are written `ARCHIVE::INNER` (`\::` and `\\` escape a literal

@@ -1,4 +1,4 @@
-//! Archives of schema 0.2, as Python barecat 0.2.5–0.2.7 wrote them (spec §2.6):
+//! Archives of schema 0.2, as Python barecat 0.2.5–0.2.7 wrote them (docs/FORMAT.md §5):
 //! the 0.3 columns in `WITHOUT ROWID` tables keyed by `path`, three of the five
 //! indexes, no `prevent_*` triggers, and `del_subdir`/`move_subdir` triggers that
 //! also take the moved or deleted directory's `num_files` from its parent (the bug

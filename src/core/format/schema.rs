@@ -1,4 +1,4 @@
-//! The index schema, version 0.3 (spec §2–§3).
+//! The index schema, version 0.3 (docs/FORMAT.md §2–§4).
 //!
 //! The table and index DDL is the file format and is reproduced exactly. The ten
 //! triggers carry the names and the semantics Python barecat relies on, so that it
@@ -248,7 +248,7 @@ impl std::fmt::Display for Version {
     }
 }
 
-/// Read the schema version the way Python does (§2.5): no config table, or no
+/// Read the schema version the way Python does (docs/FORMAT.md §5): no config table, or no
 /// major row, means -1.0; a missing minor row means 0.
 pub fn read_version(conn: &Connection) -> rusqlite::Result<Version> {
     let has_config: bool = conn

@@ -910,7 +910,7 @@ impl Index {
     // ----------------------------------------------------------------- statistics
 
     /// Insert a bare dirs row for every missing ancestor of every file and directory,
-    /// and for the root (spec §3.3). Run with triggers off. Returns the rows added.
+    /// and for the root (docs/FORMAT.md §4.3). Run with triggers off. Returns the rows added.
     fn ensure_ancestors(&self) -> Result<usize> {
         let p = parent_sql("path");
         let sql = format!(
@@ -971,7 +971,7 @@ impl Index {
     }
 
     /// Recompute the four counters of every dirs row from `files` and `dirs` (spec
-    /// §3.4) with a handful of set-based statements. Run with triggers off. Returns
+    /// docs/FORMAT.md §4.3) with a handful of set-based statements. Run with triggers off. Returns
     /// the rows changed.
     fn rebuild_tree_stats(&self) -> Result<usize> {
         self.build_stats_tables()?;
@@ -994,8 +994,8 @@ impl Index {
         Ok(changed)
     }
 
-    /// Create every missing ancestor directory (§3.3) and recompute every
-    /// directory's counters (§3.4), atomically: the work runs in a savepoint with
+    /// Create every missing ancestor directory (docs/FORMAT.md §4.3) and recompute every
+    /// directory's counters (docs/FORMAT.md §4.3), atomically: the work runs in a savepoint with
     /// triggers off and foreign keys deferred, inside or outside a transaction.
     /// Re-runnable; writes nothing to stdout. Returns the dirs rows added or changed.
     pub fn rebuild_statistics(&self) -> Result<usize> {

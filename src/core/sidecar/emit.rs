@@ -22,7 +22,7 @@ use crate::core::error::{Error, IoContext, Result};
 use crate::core::format::layout::Layout;
 use crate::core::format::sidecar::{encode_pages, page_range, DEFAULT_LEVEL};
 
-/// The selection query of the seed: every interior b-tree page of every b-tree,
+/// The selection query of docs/FORMAT.md §9.2: every interior b-tree page of every b-tree,
 /// and every page of the schema b-tree (page 1 is its root).
 pub const SELECTION_SQL: &str = "SELECT pageno FROM dbstat \
      WHERE pagetype = 'internal' OR name IN ('sqlite_master', 'sqlite_schema') \
@@ -31,8 +31,8 @@ pub const SELECTION_SQL: &str = "SELECT pageno FROM dbstat \
 /// Journal modes in which every committed page is in the main file.
 pub const SAFE_JOURNAL_MODES: [&str; 5] = ["off", "delete", "memory", "truncate", "persist"];
 
-/// Why no sidecar was written. [`reason`](Refusal::reason) gives the seed's
-/// reason names; [`is_expected`](Refusal::is_expected) tells the refusals a
+/// Why no sidecar was written. [`reason`](Refusal::reason) gives the
+/// reference producer's reason names; [`is_expected`](Refusal::is_expected) tells the refusals a
 /// writer stays silent about from the failures worth a warning.
 #[derive(Debug)]
 pub enum Refusal {
@@ -60,7 +60,7 @@ impl Refusal {
         }
     }
 
-    /// Refusals the seed logs at debug level: the index is simply not one a
+    /// Refusals the reference producer logs at debug level: the index is simply not one a
     /// sidecar can describe. The others are failures (a warning).
     pub fn is_expected(&self) -> bool {
         matches!(

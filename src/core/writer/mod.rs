@@ -1,5 +1,5 @@
 //! Writing archives: [`ArchiveWriter`] appends files and directories and performs the
-//! mutations of spec §7 (delete, rename).
+//! mutations (delete, rename).
 //!
 //! # Bulk mode and durability
 //!
@@ -353,7 +353,7 @@ impl ArchiveWriter {
         })
     }
 
-    /// A smaller limit must still hold every existing shard's logical end (§5.7).
+    /// A smaller limit must still hold every existing shard's logical end (docs/FORMAT.md §7.2).
     fn check_new_limit(index: &Index, limit: u64) -> Result<()> {
         if limit == 0 {
             return Err(Error::InvalidOperation(
@@ -924,7 +924,7 @@ impl ArchiveWriter {
     /// content in place of the old one (as [`replace_file_from_reader`] does), with
     /// the metadata set by [`PendingFile::set_meta`] (the old row's by default).
     /// A file that ends up crossing the shard size limit is moved to a new shard
-    /// when it is finished (spec §5.2, streams). Nothing else but empty files may be
+    /// when it is finished (docs/FORMAT.md §7.1, streams). Nothing else but empty files may be
     /// added until the file is finished or aborted.
     ///
     /// [`write_chunk`]: Self::write_chunk
