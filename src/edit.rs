@@ -12,10 +12,11 @@
 //!
 //! Every command makes all its changes in one transaction, so a kill leaves the
 //! archive exactly as it was before or as it is after, with right statistics in
-//! both. Removals and metadata changes are row writes in the writer's batch
+//! both. Removals, moves and metadata changes are row writes in the writer's batch
 //! (statistics kept by its deltas: one transaction for a hundred thousand files);
-//! moves run with the statistics triggers, each under a savepoint so that one that
-//! fails changes nothing. Plans are made on a read-only view of the index first, so
+//! each move runs under a savepoint, so that one that fails changes nothing. The
+//! parsing of the commands' modes and dates lives here too ([`parse_mode`],
+//! [`parse_date`]). Plans are made on a read-only view of the index first, so
 //! that a dry run (`-n`) says exactly what the command would do without opening the
 //! archive for writing.
 

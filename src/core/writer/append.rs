@@ -567,7 +567,7 @@ impl ArchiveWriter {
     }
 
     /// Commit at most this often and every this many bytes from now on (see
-    /// [`WriterOptions::commit_interval`]); `Duration::MAX` and `u64::MAX` commit only
+    /// [`WriterOptions::commit_interval`](super::WriterOptions::commit_interval)); `Duration::MAX` and `u64::MAX` commit only
     /// when told ([`commit`](Self::commit), [`finish`](Self::finish)): one
     /// transaction for a whole bulk import.
     pub fn set_commit_policy(&mut self, interval: Duration, bytes: u64) {

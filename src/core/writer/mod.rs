@@ -124,8 +124,7 @@ struct Delta {
     tree_bytes: i64,
 }
 
-/// What [`ArchiveWriter::delete_tree`] removed.
-
+/// The open batch: its start, its size and its directory deltas.
 #[derive(Debug, Default)]
 struct Batch {
     started: Option<Instant>,
