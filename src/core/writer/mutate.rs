@@ -300,3 +300,68 @@ impl ArchiveWriter {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::core::entry::Meta;
+    use crate::core::error::Error;
+    use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
+
+    fn writer(dir: &std::path::Path) -> ArchiveWriter {
+        let mut opts = WriterOptions::with_mode(CreateMode::New);
+        opts.commit_interval = std::time::Duration::MAX;
+        opts.commit_bytes = u64::MAX;
+        ArchiveWriter::open(dir.join("a.barecat"), opts).unwrap()
+    }
+
+    #[test]
+    fn changes_within_one_batch_keep_statistics_right() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = writer(dir.path());
+        for p in ["d/x", "d/e/y", "d/e/z", "k/w"] {
+            w.add_file(p, Meta::default(), b"abc", None).unwrap();
+        }
+        // Moved while its counters are still pending in the batch.
+        w.rename("d", "m/n/d2", false).unwrap();
+        w.rename("k/w", "m/w", false).unwrap();
+        assert!(matches!(
+            w.rename("m/w", "m/n/d2/x", false).unwrap_err(),
+            Error::FileExists(_)
+        ));
+        w.remove_file("m/n/d2/e/y").unwrap();
+        w.remove_empty_dir("k").unwrap();
+        assert!(matches!(
+            w.remove_empty_dir("m").unwrap_err(),
+            Error::DirectoryNotEmpty(_)
+        ));
+        w.set_meta(
+            "m/n",
+            Meta {
+                mode: Some(0o40700),
+                ..Meta::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(w.remove_tree("m/n/d2/e").unwrap().files, 1);
+        w.commit().unwrap();
+        let i = w.index();
+        assert!(i.stats_mismatches().unwrap().is_empty());
+        let root = i.dir("").unwrap().unwrap();
+        assert_eq!((root.num_files_tree, root.size_tree), (2, 6));
+        assert_eq!(i.dir("m/n").unwrap().unwrap().meta.mode, Some(0o40700));
+        assert!(i.is_file("m/n/d2/x").unwrap() && i.is_file("m/w").unwrap());
+        w.finish().unwrap();
+    }
+
+    #[test]
+    fn a_file_added_and_removed_in_one_batch_gives_its_bytes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = writer(dir.path());
+        w.add_file("a", Meta::default(), b"first", None).unwrap();
+        w.add_file("b", Meta::default(), b"second", None).unwrap();
+        w.remove_file("b").unwrap();
+        w.add_file("c", Meta::default(), b"3", None).unwrap();
+        assert_eq!(w.index().file("c").unwrap().unwrap().offset, 5);
+        w.finish().unwrap();
+    }
+}
