@@ -130,7 +130,7 @@ fn build_ours(path: &Path) -> Contents {
         w.remove_file(p).unwrap();
         expected.remove(p);
     }
-    w.rmtree("doomed").unwrap();
+    w.remove_tree("doomed").unwrap();
     expected.remove("doomed/a.txt");
     expected.remove("doomed/sub/b.txt");
     w.rename("top.txt", "moved/into/new/parent.txt", false)

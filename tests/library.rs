@@ -845,9 +845,9 @@ fn deletes_and_renames_keep_statistics_right() {
         w.remove_file("a").unwrap_err(),
         Error::IsADirectory(_)
     ));
-    w.rmdir("a/b").unwrap();
+    w.remove_empty_dir("a/b").unwrap();
     assert!(matches!(
-        w.rmdir("a").unwrap_err(),
+        w.remove_empty_dir("a").unwrap_err(),
         Error::DirectoryNotEmpty(_)
     ));
     w.rename("a/x.txt", "new/parent/x.txt", false).unwrap();
@@ -859,8 +859,8 @@ fn deletes_and_renames_keep_statistics_right() {
     ));
     w.rename("c.txt", "moved/a2/y.jpg", true).unwrap();
     assert!(w.rename("ü", "new/parent/x.txt", false).is_err());
-    assert_eq!(w.rmtree("moved").unwrap(), 2);
-    assert!(w.rmtree("").is_err());
+    assert_eq!(w.remove_tree("moved").unwrap().files, 2);
+    assert!(w.remove_tree("").is_err());
     w.finish().unwrap();
     consistent(&p);
     let a = Archive::open(&p).unwrap();

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use barecat::core::archive::walk::set_max_page;
 use barecat::core::archive::{ChildOrder, WalkOptions};
-use barecat::core::index::{work, Cursor};
+use barecat::core::index::{work, ScanOrder, ScanSpec, Table};
 use barecat::export::Selection;
 use barecat::listing::{self, find, python, tree};
 use barecat::maint::{csv, du, ncdu};
@@ -308,31 +308,33 @@ fn walks() -> Vec<Walk> {
             a.walk("", o).unwrap().count() as u64
         }),
         ("files_page (Python module)", |a| {
-            let mut cur = Cursor::start();
+            let spec = ScanSpec::new(Table::Files, ScanOrder::Path);
+            let mut cur = None;
             let mut n = 0;
             loop {
-                let (rows, next) = a
-                    .with_index(|i| i.files_page(Order::Path, &cur, "", PAGE))
+                let page = a
+                    .with_index(|i| i.scan_page(&spec, cur.as_ref(), PAGE))
                     .unwrap();
-                n += rows.len() as u64;
-                if rows.len() < PAGE {
-                    return n;
+                n += page.rows.len() as u64;
+                match page.last {
+                    Some(k) => cur = Some(k),
+                    None => return n,
                 }
-                cur = next;
             }
         }),
         ("dirs_page (Python module)", |a| {
-            let mut after: Option<String> = None;
+            let spec = ScanSpec::new(Table::Dirs, ScanOrder::Path);
+            let mut cur = None;
             let mut n = 0;
             loop {
-                let rows = a
-                    .with_index(|i| i.dirs_page(after.as_deref(), "", PAGE))
+                let page = a
+                    .with_index(|i| i.scan_page(&spec, cur.as_ref(), PAGE))
                     .unwrap();
-                n += rows.len() as u64;
-                if rows.len() < PAGE {
-                    return n;
+                n += page.rows.len() as u64;
+                match page.last {
+                    Some(k) => cur = Some(k),
+                    None => return n,
                 }
-                after = rows.last().map(|d| d.path.clone());
             }
         }),
         ("export rows of d2 by address", |a| {

@@ -1,4 +1,5 @@
-//! The index schema, version 0.3 (docs/FORMAT.md §2–§4).
+//! The index schema, version 0.3: its DDL, its triggers, and reading an index's
+//! schema version and shape.
 //!
 //! The table and index DDL is the file format and is reproduced exactly. The ten
 //! triggers carry the names and the semantics Python barecat relies on, so that it
@@ -248,8 +249,8 @@ impl std::fmt::Display for Version {
     }
 }
 
-/// Read the schema version the way Python does (docs/FORMAT.md §5): no config table, or no
-/// major row, means -1.0; a missing minor row means 0.
+/// Read the schema version the way Python does: no config table, or no major row,
+/// means -1.0; a missing minor row means 0.
 pub fn read_version(conn: &Connection) -> rusqlite::Result<Version> {
     let has_config: bool = conn
         .query_row(
@@ -282,6 +283,24 @@ pub fn read_version(conn: &Connection) -> rusqlite::Result<Version> {
             minor: get("schema_version_minor")?.unwrap_or(0),
         }),
     }
+}
+
+/// The type (`table`, `view`, `index`, `trigger`) of the schema object `name`,
+/// if there is one.
+pub fn object_type(conn: &Connection, name: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT type FROM sqlite_schema WHERE name = ?1",
+        [name],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// The columns of `table` (generated ones included).
+pub fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut st = conn.prepare("SELECT name FROM pragma_table_xinfo(?1)")?;
+    let cols = st.query_map([table], |r| r.get(0))?.collect();
+    cols
 }
 
 /// Create the schema in an empty database and insert the root directory with
