@@ -2,7 +2,7 @@
 //! `barecat` command: the same archives, the same arguments, byte-identical output
 //! (spec §12.1); and the bugs of Python's (spec §15) that we do not copy, each
 //! named. `du`, `index-to-csv` and `to-ncdu-json` are compared on the same archives
-//! too (maint_reports.rs covers their formats).
+//! too (maint/reports.rs covers their formats).
 //!
 //! Python's side runs the `barecat` console script's entry point with each argument
 //! list in a child forked from one interpreter (tests/py/cli_many.py), so that a

@@ -3,7 +3,7 @@
 //! with SIGKILL at random instants.
 //! After every kill the archive opens and reads back correctly, verify finds
 //! nothing the documented fix does not repair, and after the fix the archive holds
-//! exactly what an uninterrupted run gives. See `tests/reliability/mod.rs`.
+//! exactly what an uninterrupted run gives. See `tests/it/support/harness.rs`.
 //!
 //! `BARECAT_CRASH_TRIALS=200` runs 200 instants per command instead of 20;
 //! `BARECAT_CRASH_SEED=N` replays the instants of a failure.

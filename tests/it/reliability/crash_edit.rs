@@ -1,7 +1,7 @@
 //! Crash consistency of the commands that change an existing archive: `barecat-rm`,
 //! `barecat-mv`, `barecat-rsync` (local → archive with updates and --delete) and
 //! `barecat-add`, killed with SIGKILL at random instants (harness:
-//! `tests/reliability/mod.rs`, as in `tests/reliability_crash.rs`).
+//! `tests/it/support/harness.rs`, as in `tests/it/reliability/crash.rs`).
 //!
 //! After every kill the archive opens, every file reads back CRC-checked with one of
 //! the contents it may have, nothing it had and keeps is lost, `barecat-verify`

@@ -2,7 +2,7 @@
 //! one in its place: `barecat-reshard` (smaller and larger limits), `barecat-upgrade`
 //! (schema 0.2 to 0.3) and `barecat-from-tar --wrap` (a new output, and `-f` over an
 //! old one), killed with SIGKILL at random instants by the harness of
-//! `tests/reliability/mod.rs`. After every kill the archive opens and every file
+//! `tests/it/support/harness.rs`. After every kill the archive opens and every file
 //! reads back with its content, `barecat-verify` and Python barecat's verify pass;
 //! after the documented fix (running the command again) the archive is exactly
 //! what an uninterrupted run gives.

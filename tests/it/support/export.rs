@@ -1,4 +1,4 @@
-//! Helpers shared by the export tests (tests/export_*.rs).
+//! Helpers shared by the export tests (tests/it/export/).
 
 use std::collections::BTreeMap;
 use std::fs;
