@@ -575,9 +575,13 @@ fn committed_files(p: &Path) -> u64 {
 fn killed_writer_leaves_a_readable_archive() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("k.barecat");
+    // The child is this test binary running only `writer_child`, named by its path
+    // in the binary (`library::api::writer_child`: module_path! less the crate).
+    let (_, module) = module_path!().split_once("::").unwrap();
+    let writer_child = format!("{module}::writer_child");
     for round in 0..3u64 {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "writer_child", "--ignored", "--nocapture"])
+            .args(["--exact", &writer_child, "--ignored", "--nocapture"])
             .env("BARECAT_CHILD_ARCHIVE", &p)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -588,6 +592,9 @@ fn killed_writer_leaves_a_readable_archive() {
         let before = committed_files(&p);
         let deadline = std::time::Instant::now() + Duration::from_secs(120);
         while committed_files(&p) <= before {
+            if let Some(st) = child.try_wait().unwrap() {
+                panic!("the writer ({writer_child}) exited ({st}) before committing anything");
+            }
             assert!(
                 std::time::Instant::now() < deadline,
                 "the writer committed nothing in 120 s"
