@@ -1,5 +1,5 @@
 //! `barecat-records`: integer-indexed record datasets and record tables over
-//! barecat archives (see `barecat::records` and docs/records-format.md).
+//! barecat archives (see `barecat::records` and docs/FORMAT.md).
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -42,7 +42,7 @@ archive, `build` writes only the table (ARCHIVE-records): record i is the i-th f
 in path order (or address order, or the order of a list), read straight from the
 shards. A table that no longer matches the archive's index is refused until it is
 rebuilt. Delete moves the last record into the hole: indices are not stable under
-delete. The format is described in docs/records-format.md.";
+delete. The format is described in docs/FORMAT.md.";
 
 /// Integer-indexed record datasets, and record tables over barecat archives
 #[derive(Debug, Parser)]

@@ -148,6 +148,15 @@ pub enum Error {
     #[error("invalid size {0:?} (expected a number with an optional K, M, G, T or P suffix)")]
     InvalidSize(String),
 
+    /// A permission mode (`644`, `u+x,go-w`) that could not be parsed.
+    #[error("{0:?} is not a mode (octal like 644, or symbolic like u+x,go-w)")]
+    InvalidMode(String),
+
+    /// A date (`@SECONDS`, `YYYY-MM-DD[ HH:MM[:SS[.FRACTION]]]`) that could not be
+    /// parsed.
+    #[error("{0:?} is not a date (@SECONDS, or YYYY-MM-DD[ HH:MM[:SS[.FRACTION]]])")]
+    InvalidDate(String),
+
     /// A glob pattern that could not be compiled.
     #[error("invalid pattern {pattern:?}: {detail}")]
     InvalidPattern { pattern: String, detail: String },

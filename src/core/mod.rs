@@ -3,9 +3,10 @@
 //! Everything above (import, export, maintenance, records, mount, sync, the
 //! command line) goes through these modules; nothing here knows about them.
 //!
-//! * [`format`]: what is on disk: the index schema and its versions
-//!   ([`format::schema`]), and where an archive's files live ([`format::layout`]).
-//! * [`index`]: the SQLite index: every query and every statement.
+//! * [`format`]: what is on disk: where an archive's files live
+//!   ([`format::layout`]) and the sidecar's format ([`format::sidecar`]).
+//! * [`index`]: the SQLite index: its schema and versions ([`index::schema`]),
+//!   every query and every statement (no SQL lives anywhere else).
 //! * [`shards`]: the shard files: positioned reads, maps, the single appender.
 //! * [`writer`]: [`ArchiveWriter`](writer::ArchiveWriter), the only writer: data
 //!   before the rows that point at it, in batched transactions.

@@ -8,7 +8,7 @@
 //! content, and a link to a directory as a directory (its target's metadata, not
 //! descended into). Listed directories are stored as directories, not walked.
 //!
-//! Stored paths are the paths as given, normalized (spec §4); a leading `/` is
+//! Stored paths are the paths as given, normalized (docs/FORMAT.md §6); a leading `/` is
 //! removed (with a notice), and a path that still holds `..` is refused. With a
 //! base directory (`-C`), paths are opened relative to it.
 //!

@@ -15,7 +15,7 @@
 //! the blocks here is shorter and lets every rule below be stated and tested once.
 //!
 //! What the reference readers do, and what this reader does (each rule has a
-//! crafted fixture in `tests/tar_compat.rs`, checked against GNU tar 1.34, bsdtar
+//! crafted fixture in `tests/it/ingest/tar_compat.rs`, checked against GNU tar 1.34, bsdtar
 //! 3.6 and Python's `tarfile`):
 //!
 //! * **A size on a header whose type carries no data** (hard link `1`, symbolic link

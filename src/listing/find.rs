@@ -1,4 +1,4 @@
-//! `barecat find`: Python barecat's `find` (spec §12.1), streamed.
+//! `barecat find`: Python barecat's `find` (docs/FORMAT.md §8.4), streamed.
 //!
 //! Files are printed first, then directories (the root as `.`), each in the order
 //! Python's queries yield them: by path when the start path or the `-path` pattern

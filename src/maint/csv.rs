@@ -1,4 +1,4 @@
-//! The file rows of an index as CSV (spec §12.1 `index-to-csv`): a header, then
+//! The file rows of an index as CSV (docs/FORMAT.md §8.4 `index-to-csv`): a header, then
 //! every file ordered by path; columns `path, shard, offset, size, crc32c`; text in
 //! double quotes (inner quotes doubled), numbers bare, NULL as `""`, lines ending
 //! in CRLF. Values are written as stored, so even a damaged row is shown.

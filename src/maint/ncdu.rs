@@ -1,5 +1,5 @@
 //! Export of the directory tree in ncdu's JSON export format (version 1.1), for
-//! `ncdu -f FILE` (spec §12.1 `to-ncdu-json`).
+//! `ncdu -f FILE` (docs/FORMAT.md §8.4 `to-ncdu-json`).
 //!
 //! Each directory is an array: its own object, then its files, then its
 //! subdirectories, each in row order as Python barecat writes them. Strings are

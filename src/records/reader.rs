@@ -1,11 +1,11 @@
 //! Reading records: [`Records`] opens a dataset or an archive's record table behind
 //! one type, and hands out records one at a time or gathered in request order.
 //!
-//! Why it looks like this (seed 002, "Read tasks" and "GC tasks"): the offset table
+//! Why it looks like this (reads and the release of what they hand out): the offset table
 //! is memory-mapped, so record `i` is one pointer computation away; uncompressed
 //! records are slices of the mapped chunks (zero copy). A [`Batch`] owns `Arc`s of
 //! the maps it points into and the buffers of decompressed records, so a slice it
-//! hands out cannot outlive them: Rust's ownership is the seed's GC queue, and a use
+//! hands out cannot outlive them: Rust's ownership is the release queue, and a use
 //! after release does not compile. Dropping the batch releases everything.
 //!
 //! `Records` is `Send + Sync` and cheap to clone (an `Arc`), for thread pools and

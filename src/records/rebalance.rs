@@ -1,4 +1,4 @@
-//! Rebalance (seed 002, "Offline tasks"): rewrite the live records in offset-table
+//! Rebalance (docs/FORMAT.md §10.2, an offline task): rewrite the live records in offset-table
 //! order into new chunks and switch the table over, giving back the space of
 //! modified and deleted records. Only run when asked; reports the utilization
 //! (live record bytes / chunk bytes in use) before and after.

@@ -1,11 +1,11 @@
 //! Writing record datasets: append, modify, delete, commit.
 //!
-//! Why it is built this way (seed 002, "Executor" and "Online tasks"):
+//! Why it is built this way (writer threads and the online operations):
 //!
 //! * One writing process at a time: [`RecordWriter`] holds an exclusive `flock` on
 //!   `DIR/lock`; a second writer gets [`Error::RecordsLocked`]. Readers take no lock
 //!   that a writer waits for.
-//! * 1 to 4 writer slots, each bound to its own chunk, as the seed designs: records
+//! * 1 to 4 writer slots, each bound to its own chunk, as the design has it: records
 //!   are buffered, and a flush hands each slot a contiguous share of them to
 //!   compress, checksum and append to its chunk on a thread of its own, while the
 //!   caller fills a second buffer (the flush's entries are set when it lands: at
@@ -14,7 +14,7 @@
 //! * Chunks are append-only; modify appends the new bytes and repoints the entry;
 //!   delete moves the last entry into the hole (indices are not stable under delete).
 //!
-//! # Durability order (see `docs/records-format.md`)
+//! # Durability order (see docs/FORMAT.md §10.2)
 //!
 //! A commit (1) writes and `fdatasync`s the chunk bytes; (2) writes the entries and
 //! CRCs of new records past the committed length and syncs the table files; (3)
@@ -521,7 +521,7 @@ impl RecordWriter {
     }
 
     /// Delete record `i`: the last record takes its index and the length shrinks by
-    /// one (seed 002: indices are not stable under delete).
+    /// one (docs/FORMAT.md §10.2: indices are not stable under delete).
     pub fn delete(&mut self, i: u64) -> Result<()> {
         self.check_usable()?;
         if i >= self.len {

@@ -1,5 +1,5 @@
 //! rsync-style synchronisation between local directories and archives (`barecat
-//! rsync`, Python barecat's `barecat rsync`, spec §12.1): local → archive, archive
+//! rsync`, Python barecat's `barecat rsync`): local → archive, archive
 //! → local, archive → archive.
 //!
 //! Archive locations are written `ARCHIVE::INNER` (`\::` and `\\` escape a literal
@@ -55,7 +55,7 @@ use crate::core::entry::{FileInfo, FileOrder, Meta};
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::format::layout::Layout;
 use crate::core::glob::{Glob, GlobOptions};
-use crate::core::index::Cursor;
+use crate::core::index::{Cond, ScanOrder, ScanSpec, Table};
 use crate::core::path as mpath;
 use crate::core::progress::Progress;
 use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};

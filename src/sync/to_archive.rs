@@ -44,7 +44,7 @@ impl Run<'_, '_> {
                 if self.opts.verbose {
                     self.line(&format!("delete: {p}"));
                 }
-                match w.delete_file(&p) {
+                match w.remove_file(&p) {
                     Ok(_) => self.report.deleted += 1,
                     Err(e) => self.problem(e)?,
                 }
@@ -105,23 +105,16 @@ impl Run<'_, '_> {
             }
             SourceKind::ArchiveDir { archive, dir } => {
                 let src = &self.archives[*archive].1;
-                let mut cursor = Cursor::start();
-                loop {
-                    let (page, next) =
-                        src.with_index(|i| i.files_page(FileOrder::Address, &cursor, dir, 1024))?;
-                    if page.is_empty() {
-                        return Ok(());
+                for fi in src.files(FileOrder::Address, dir) {
+                    let fi = fi?;
+                    if self.names.excluded(mpath::basename(&fi.path)) {
+                        continue;
                     }
-                    cursor = next;
-                    for fi in page {
-                        if self.names.excluded(mpath::basename(&fi.path)) {
-                            continue;
-                        }
-                        let rel = strip_dir(&fi.path, dir);
-                        let to = mpath::join(&s.target, rel);
-                        self.stored_file_to_archive(src, &fi, &to, &mut dest)?;
-                    }
+                    let rel = strip_dir(&fi.path, dir);
+                    let to = mpath::join(&s.target, rel);
+                    self.stored_file_to_archive(src, &fi, &to, &mut dest)?;
                 }
+                Ok(())
             }
         }
     }
@@ -327,22 +320,19 @@ impl Run<'_, '_> {
         }
         let mut out = Vec::new();
         for scope in kept {
-            let mut cursor = Cursor::start();
-            loop {
-                let (page, next) = index.files_page(FileOrder::Path, &cursor, scope, 1024)?;
-                if page.is_empty() {
-                    break;
-                }
-                cursor = next;
-                for fi in page {
-                    if self.names.excluded(mpath::basename(&fi.path)) {
-                        continue;
-                    }
-                    if !self.held_by_a_source(&fi.path, sources, true)? {
-                        out.push(fi.path);
-                    }
-                }
+            let mut spec = ScanSpec::new(Table::Files, ScanOrder::Path);
+            if !scope.is_empty() {
+                spec = spec.with(Cond::Below(scope.to_string()));
             }
+            index.scan_each(&spec, 1024, &mut |e| {
+                let path = e.path();
+                if !self.names.excluded(mpath::basename(path))
+                    && !self.held_by_a_source(path, sources, true)?
+                {
+                    out.push(path.to_string());
+                }
+                Ok(())
+            })?;
         }
         Ok(out)
     }

@@ -1,4 +1,4 @@
-//! Shard files: raw file bytes back to back (spec §1.1, §5.2).
+//! Shard files: raw file bytes back to back (docs/FORMAT.md §1.2, §7.1).
 //!
 //! [`ShardSet`] reads shards from any number of threads at once: positioned reads
 //! (`pread`) need no shared cursor, and memory maps are created lazily and renewed
