@@ -223,7 +223,7 @@ seed("body-all-pages", 1, body(list(range(1, n + 1))))
 seed("body-page1", 1, body([1]))
 PY
 
-# Record datasets and tables for records_open, written from docs/records-format.md
+# Record datasets and tables for records_open, written from docs/FORMAT.md
 # alone: a dataset split as [u32 len][meta.json][u32 len][offset][u32 len][crc]
 # [u32 len][chunk 0][u32 len][chunk 1] after a 0 byte, and (after a 1 byte) the
 # record table of the target's archive (a: "hello", b/c: "world!", e: empty).

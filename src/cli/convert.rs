@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet, ShardLimit};
+use crate::ingest::ArchiveKind;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -87,12 +88,6 @@ const TAR_NAMES: [&str; 9] = [
     ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".tzst",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Tar,
-    Zip,
-}
-
 /// Names of the other archive files this suite imports (any case); their format
 /// is told by their content all the same.
 const OTHER_NAMES: [&str; 24] = [
@@ -123,12 +118,12 @@ const OTHER_NAMES: [&str; 24] = [
 ];
 
 /// Is `p` named like a tar or zip file?
-fn kind_of(p: &Path) -> Option<Kind> {
+fn kind_of(p: &Path) -> Option<ArchiveKind> {
     let name = p.file_name()?.to_string_lossy().to_lowercase();
     if name.ends_with(".zip") {
-        Some(Kind::Zip)
+        Some(ArchiveKind::Zip)
     } else if TAR_NAMES.iter().any(|x| name.ends_with(x)) {
-        Some(Kind::Tar)
+        Some(ArchiveKind::Tar)
     } else {
         None
     }
@@ -170,12 +165,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-convert";
     let input_kind = if args.stdin {
         format_name(&args.input, "stdin", "input")?;
-        Some(Kind::Tar)
+        Some(ArchiveKind::Tar)
     } else {
-        kind_of(&args.input).or_else(|| imported(&args.input).then_some(Kind::Tar))
+        kind_of(&args.input).or_else(|| imported(&args.input).then_some(ArchiveKind::Tar))
     };
     let output_kind = if args.stdout {
-        Some(Kind::Tar)
+        Some(ArchiveKind::Tar)
     } else {
         kind_of(&args.output)
     };
@@ -271,7 +266,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     rest.push(args.input.clone().into());
     rest.push(output);
     match output_kind {
-        Some(Kind::Zip) => super::to_zip::run_as(
+        Some(ArchiveKind::Zip) => super::to_zip::run_as(
             PROG,
             super::to_zip::Args::try_parse_from(argv("barecat-to-zip", rest))?,
         ),

@@ -182,11 +182,11 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let (reader, total): (Box<dyn Read + Send>, Option<u64>) = if stdin {
         match stdin_file() {
             // `barecat-from-tar - out < x.tar`: read ahead as for a named file.
-            Some((f, left)) => (Box::new(crate::ingest::sequential(f)), Some(left)),
+            Some((f, left)) => (Box::new(crate::core::readahead::sequential(f)), Some(left)),
             None => (Box::new(io::stdin()), None),
         }
     } else {
-        let f = crate::ingest::open_sequential(&args.input)?;
+        let f = crate::core::readahead::open_sequential(&args.input)?;
         let len = f
             .get_ref()
             .file()

@@ -431,7 +431,9 @@ fn report(prog: &str, err: anyhow::Error) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
         }
-        if let Some(crate::Error::Io { source, .. }) = cause.downcast_ref::<crate::Error>() {
+        if let Some(crate::Error::Io { source, .. } | crate::Error::Output { source }) =
+            cause.downcast_ref::<crate::Error>()
+        {
             if source.kind() == io::ErrorKind::BrokenPipe {
                 return ExitCode::SUCCESS;
             }

@@ -1,6 +1,6 @@
 //! Member paths: the paths of files and directories inside an archive.
 //!
-//! Stored paths are normalized exactly as Python barecat does it (spec §4): POSIX
+//! Stored paths are normalized exactly as Python barecat does it (docs/FORMAT.md §6): POSIX
 //! `normpath`, then leading slashes stripped, and `.` becomes the root `""`.
 //! On top of that, paths that would escape an extraction directory are refused
 //! before anything is stored: absolute paths, `..` components that survive
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn normalize_matches_python() {
-        // The observed mapping of spec §4.
+        // The observed mapping of docs/FORMAT.md §6.
         let cases = [
             ("", ""),
             (".", ""),

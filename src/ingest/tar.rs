@@ -1,6 +1,6 @@
 //! Tar import: the members of a tar stream (plain or compressed: gzip, bzip2, xz,
 //! zstd, recognized by magic bytes) become files and directories, as read by
-//! [`TarReader`](super::tar_reader::TarReader) (every header format, and the rules
+//! [`super::tar_reader::TarReader`] (every header format, and the rules
 //! for the archives other tools wrote over the years, are described there).
 //!
 //! * Regular files (also contiguous files, sparse files with their logical
@@ -20,7 +20,7 @@
 //!   as a decimal (nanoseconds kept), else the header's seconds.
 //! * Absolute member names and names that keep a `..` after normalization are
 //!   reported and not stored; so are names that are not UTF-8 (shown with their
-//!   bytes escaped, see [`printable`](crate::core::path::printable)).
+//!   bytes escaped, see [`crate::core::path::printable`]).
 //!
 //! A damaged header is reported and reading goes on at the next valid header. A
 //! stream that ends early or cannot be decompressed stops the import with a clear
@@ -34,13 +34,14 @@ use crossbeam_channel::{bounded, Receiver};
 use super::decompress::{self, Compression};
 use super::formats::names;
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
-use super::tar_reader::{ends_inside, Kind, Member, Record, TarError, TarReader};
+use super::tar_reader::{ends_inside, Member, MemberKind, Record, TarError, TarReader};
 use super::{Event, IngestOptions, Problem, Summary, SymlinkPolicy};
 use crate::core::crc;
 use crate::core::entry::{Meta, S_IFDIR, S_IFREG};
 use crate::core::error::{Error, Result};
 use crate::core::index::Index;
 use crate::core::path::{self as mpath, printable};
+use crate::core::readahead;
 use crate::core::writer::ArchiveWriter;
 
 pub(crate) fn run(
@@ -123,7 +124,7 @@ pub(crate) fn run_in_place(
     opts: &IngestOptions,
     sink: &mut dyn FnMut(Event),
 ) -> Result<Summary> {
-    let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::Sequential);
+    readahead::advise_sequential(file);
     pipeline::run_parallel(
         w,
         opts,
@@ -143,7 +144,7 @@ pub(crate) fn run_in_place(
                 out: Out::Tasks {
                     emit,
                     file,
-                    asked: 0,
+                    ahead: readahead::Window::new(0, IN_PLACE_AHEAD, IN_PLACE_AHEAD / 4),
                 },
                 index: None,
                 seq: 0,
@@ -257,8 +258,8 @@ enum Out<'a, 'o> {
     Tasks {
         emit: &'a mut dyn FnMut(Task) -> bool,
         file: &'a File,
-        /// Bytes before this offset were asked to be read ahead.
-        asked: u64,
+        /// What the kernel was asked to read ahead.
+        ahead: readahead::Window,
     },
 }
 
@@ -461,7 +462,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             mtime_ns: m.mtime_ns,
         };
         match m.kind {
-            Kind::Symlink => {
+            MemberKind::Symlink => {
                 return match self.opts.symlinks {
                     SymlinkPolicy::Skip => self.send(Item::Skipped(Skip::Symlink)),
                     SymlinkPolicy::Error => {
@@ -471,17 +472,17 @@ impl<'a, 'o> Parser<'a, 'o> {
                     }
                 };
             }
-            Kind::CharDevice | Kind::BlockDevice | Kind::Fifo => {
+            MemberKind::CharDevice | MemberKind::BlockDevice | MemberKind::Fifo => {
                 return self.send(Item::Skipped(Skip::Special))
             }
-            Kind::VolumeLabel => return self.send(Item::Skipped(Skip::Quiet)),
-            Kind::Continuation => {
+            MemberKind::VolumeLabel => return self.send(Item::Skipped(Skip::Quiet)),
+            MemberKind::Continuation => {
                 return self.problem(
                     raw,
                     "continues a file from an earlier volume of a multi-volume archive; skipped",
                 )
             }
-            Kind::Unknown(c) => {
+            MemberKind::Unknown(c) => {
                 let shown = if c.is_ascii_graphic() {
                     format!("'{}'", c as char)
                 } else {
@@ -506,7 +507,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         // Valid UTF-8: checked by `member_path`.
         let shown = String::from_utf8_lossy(raw).into_owned();
         match m.kind {
-            Kind::Dir => {
+            MemberKind::Dir => {
                 let meta = Meta {
                     mode: meta.mode.map(|m| m | S_IFDIR),
                     ..meta
@@ -516,7 +517,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 }
                 self.send(Item::Dir { path, meta })
             }
-            Kind::HardLink => {
+            MemberKind::HardLink => {
                 let target = m
                     .link
                     .as_deref()
@@ -650,21 +651,12 @@ impl<'a, 'o> Parser<'a, 'o> {
                  it cannot be indexed in place (convert without --wrap to store it); skipped",
             );
         }
-        let Out::Tasks { emit, file, asked } = &mut self.out else {
+        let Out::Tasks { emit, file, ahead } = &mut self.out else {
             unreachable!("indexing in place goes through tasks");
         };
         // Ask the kernel to read ahead of the checksumming threads.
         let (at, end) = (m.data_offset, m.data_offset + m.data_len);
-        while *asked < end.saturating_add(IN_PLACE_AHEAD) {
-            let from = (*asked).max(at);
-            let _ = rustix::fs::fadvise(
-                *file,
-                from,
-                std::num::NonZeroU64::new(IN_PLACE_AHEAD / 4),
-                rustix::fs::Advice::WillNeed,
-            );
-            *asked = from + IN_PLACE_AHEAD / 4;
-        }
+        ahead.advance(file, at, end);
         self.seq += 1;
         emit(Task::Data {
             path,

@@ -15,7 +15,7 @@
 //! the blocks here is shorter and lets every rule below be stated and tested once.
 //!
 //! What the reference readers do, and what this reader does (each rule has a
-//! crafted fixture in `tests/tar_compat.rs`, checked against GNU tar 1.34, bsdtar
+//! crafted fixture in `tests/it/ingest/tar_compat.rs`, checked against GNU tar 1.34, bsdtar
 //! 3.6 and Python's `tarfile`):
 //!
 //! * **A size on a header whose type carries no data** (hard link `1`, symbolic link
@@ -81,7 +81,7 @@ pub const TRAILER_SCAN: u64 = 1 << 20;
 
 /// What a member is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum MemberKind {
     /// A regular file (types `0`, NUL, `7`, old GNU sparse `S`, PAX sparse), or a
     /// hard link that carries its own data.
     File,
@@ -102,19 +102,19 @@ pub enum Kind {
     Unknown(u8),
 }
 
-impl Kind {
-    fn of(typeflag: u8) -> Kind {
+impl MemberKind {
+    fn of(typeflag: u8) -> MemberKind {
         match typeflag {
-            b'0' | 0 | b'7' | b'S' => Kind::File,
-            b'1' => Kind::HardLink,
-            b'2' => Kind::Symlink,
-            b'3' => Kind::CharDevice,
-            b'4' => Kind::BlockDevice,
-            b'5' | b'D' => Kind::Dir,
-            b'6' => Kind::Fifo,
-            b'V' => Kind::VolumeLabel,
-            b'M' => Kind::Continuation,
-            c => Kind::Unknown(c),
+            b'0' | 0 | b'7' | b'S' => MemberKind::File,
+            b'1' => MemberKind::HardLink,
+            b'2' => MemberKind::Symlink,
+            b'3' => MemberKind::CharDevice,
+            b'4' => MemberKind::BlockDevice,
+            b'5' | b'D' => MemberKind::Dir,
+            b'6' => MemberKind::Fifo,
+            b'V' => MemberKind::VolumeLabel,
+            b'M' => MemberKind::Continuation,
+            c => MemberKind::Unknown(c),
         }
     }
 }
@@ -128,7 +128,7 @@ pub struct Member {
     /// Link target of a hard or symbolic link, raw (PAX `linkpath`, GNU long link,
     /// or the header).
     pub link: Option<Vec<u8>>,
-    pub kind: Kind,
+    pub kind: MemberKind,
     /// The header's type flag byte.
     pub typeflag: u8,
     /// Permission bits (`mode & 0o7777`), when the field is readable.
@@ -536,9 +536,9 @@ impl<R: Read> TarReader<R> {
             .and_then(parse_decimal_ns)
             .or_else(|| parse_num(&block[136..148]).map(|s| s.saturating_mul(1_000_000_000)));
         let mode = parse_num(&block[100..108]).and_then(|m| u32::try_from(m & 0o7777).ok());
-        let mut kind = Kind::of(typeflag);
-        if kind == Kind::File && typeflag != b'S' && name.ends_with(b"/") {
-            kind = Kind::Dir;
+        let mut kind = MemberKind::of(typeflag);
+        if kind == MemberKind::File && typeflag != b'S' && name.ends_with(b"/") {
+            kind = MemberKind::Dir;
         }
         // Old GNU sparse: the map is in the header and in extension blocks after it.
         let mut sparse = None;
@@ -555,35 +555,37 @@ impl<R: Read> TarReader<R> {
             }
         }
         let no_data_type = match kind {
-            Kind::Dir => typeflag != b'D',
-            Kind::HardLink
-            | Kind::Symlink
-            | Kind::CharDevice
-            | Kind::BlockDevice
-            | Kind::Fifo
-            | Kind::VolumeLabel => true,
+            MemberKind::Dir => typeflag != b'D',
+            MemberKind::HardLink
+            | MemberKind::Symlink
+            | MemberKind::CharDevice
+            | MemberKind::BlockDevice
+            | MemberKind::Fifo
+            | MemberKind::VolumeLabel => true,
             _ => false,
         };
         if no_data_type && stored > 0 {
             if self.data_follows()? {
                 let what = match kind {
-                    Kind::Dir if typeflag == b'5' => "directory",
-                    Kind::Dir => "regular-file header with a name ending in '/' (a directory)",
-                    Kind::HardLink => "hard link",
-                    Kind::Symlink => "symbolic link",
-                    Kind::CharDevice => "character device",
-                    Kind::BlockDevice => "block device",
-                    Kind::Fifo => "FIFO",
+                    MemberKind::Dir if typeflag == b'5' => "directory",
+                    MemberKind::Dir => {
+                        "regular-file header with a name ending in '/' (a directory)"
+                    }
+                    MemberKind::HardLink => "hard link",
+                    MemberKind::Symlink => "symbolic link",
+                    MemberKind::CharDevice => "character device",
+                    MemberKind::BlockDevice => "block device",
+                    MemberKind::Fifo => "FIFO",
                     _ => "volume label",
                 };
                 let note = format!("{what} header followed by {stored} bytes of data, not stored");
                 match kind {
                     // Some reference reader takes these bytes for a file's content.
-                    Kind::HardLink => disputed.push(format!(
+                    MemberKind::HardLink => disputed.push(format!(
                         "{note} (the link is, as GNU tar and Python's tarfile read it; \
                          bsdtar reads the bytes as the file's content in a PAX archive)"
                     )),
-                    Kind::Dir if matches!(typeflag, b'0' | b'7') => disputed.push(format!(
+                    MemberKind::Dir if matches!(typeflag, b'0' | b'7') => disputed.push(format!(
                         "{note} (the directory is, as GNU tar and bsdtar read it; Python's \
                          tarfile reads a file of that name holding the bytes)"
                     )),
@@ -596,7 +598,7 @@ impl<R: Read> TarReader<R> {
         // The content: none for directories (a GNU dumpdir's data is its listing) and
         // the types without data; the stored bytes for files (an old GNU sparse
         // file has its real size already) and unknown types.
-        if no_data_type || kind == Kind::Dir {
+        if no_data_type || kind == MemberKind::Dir {
             size = 0;
         } else if sparse.is_none() {
             size = stored;
@@ -604,7 +606,7 @@ impl<R: Read> TarReader<R> {
         self.data_left = stored;
         self.pad_left = padded(stored) - stored;
         let mut data_offset = self.position();
-        if kind == Kind::File && typeflag != b'S' && problem.is_none() {
+        if kind == MemberKind::File && typeflag != b'S' && problem.is_none() {
             match pax_sparse(&pax) {
                 Ok(None) => {}
                 Ok(Some(PaxSparse::Map(map, real))) => {

@@ -54,7 +54,7 @@ const MAX_RETRIES: u32 = 10_000;
 
 /// What a member is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum MemberType {
     File,
     Dir,
     Symlink,
@@ -69,7 +69,7 @@ pub struct Entry {
     pub name: Vec<u8>,
     /// The first name of the file this one is a hard link to.
     pub hardlink: Option<Vec<u8>>,
-    pub kind: Kind,
+    pub kind: MemberType,
     pub perm: u32,
     pub size: Option<u64>,
     pub mtime_ns: Option<i64>,
@@ -194,13 +194,13 @@ impl Reader {
             let hardlink = text(ffi::archive_entry_hardlink(e))
                 .or_else(|| text(ffi::archive_entry_hardlink_utf8(e)));
             let kind = match ffi::archive_entry_filetype(e) & ffi::AE_IFMT {
-                ffi::AE_IFREG => Kind::File,
-                ffi::AE_IFDIR => Kind::Dir,
-                ffi::AE_IFLNK => Kind::Symlink,
+                ffi::AE_IFREG => MemberType::File,
+                ffi::AE_IFDIR => MemberType::Dir,
+                ffi::AE_IFLNK => MemberType::Symlink,
                 // No type: a hard link (cpio, tar), or a member of a format without
                 // types (GNU ar's deterministic mode): bsdtar extracts a file.
-                0 => Kind::File,
-                _ => Kind::Special,
+                0 => MemberType::File,
+                _ => MemberType::Special,
             };
             let mtime_ns = (ffi::archive_entry_mtime_is_set(e) != 0).then(|| {
                 (ffi::archive_entry_mtime(e) as i64)
@@ -517,13 +517,13 @@ impl Producer<'_, '_> {
             mtime_ns: e.mtime_ns,
         };
         match e.kind {
-            Kind::Symlink => {
+            MemberType::Symlink => {
                 return match self.opts.symlinks {
                     SymlinkPolicy::Skip => self.send(Item::Skipped(Skip::Symlink)),
                     SymlinkPolicy::Error => self.problem(&raw, "symbolic link; skipped"),
                 }
             }
-            Kind::Special => return self.send(Item::Skipped(Skip::Special)),
+            MemberType::Special => return self.send(Item::Skipped(Skip::Special)),
             _ => {}
         }
         if e.encrypted {
@@ -535,7 +535,7 @@ impl Producer<'_, '_> {
             Err(go_on) => return go_on,
         };
         let shown = String::from_utf8_lossy(&raw).into_owned();
-        if e.kind == Kind::Dir {
+        if e.kind == MemberType::Dir {
             if self.exists(&path, true) {
                 return self.send(Item::Skipped(Skip::Quiet));
             }

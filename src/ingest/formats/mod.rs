@@ -232,7 +232,7 @@ pub fn import_as(
     let name = path.display().to_string();
     match format {
         Format::Tar(_) => {
-            let f = super::open_sequential(path)?;
+            let f = crate::core::readahead::open_sequential(path)?;
             super::tar::run(w, f, &name, opts, sink)
         }
         Format::Zip => super::zip::run(w, &super::ZipSource::open(path)?, opts, sink),
