@@ -5,7 +5,7 @@ the read bound `find … -type f -print0 | xargs -0 cat > /dev/null`, on the `im
 
 usage: bench/create.py [--scale S] [--rounds N] [--sets images,tiny] [--no-python]
 
-Targets (issue 3), as median ratios:
+Targets, as median ratios:
   * at least 10x faster than Python's `barecat create` (default invocation, one thread);
   * no slower than `tar -cf` of the same tree (ratio <= 1.0), on both sets;
   * on `images`, within 1.3x of the read bound;

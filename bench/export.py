@@ -7,7 +7,7 @@ Python's converter cannot write a zip to standard output, so both of its runs wr
 a file in bench/work (page cache); ours stream to /dev/null.
 
 usage: bench/export.py [--scale S] [--rounds N] [--dataset images|tiny]
-Targets (issue 4): at least 70% of the throughput of cat (time ratio <= 1/0.7), and
+Targets: at least 70% of the throughput of cat (time ratio <= 1/0.7), and
 at least 5x faster than Python's convert.
 """
 import argparse

@@ -11,7 +11,7 @@ a million-file tree and creating one again at once on the same ext4 file system
 makes its inode allocator scan "recently deleted" inodes, which costs more than the
 extraction itself and hits parallel writers hardest. --dest DIR extracts into DIR
 instead (emptied before every run), e.g. a tmpfs. Needs root.
-Targets (issue 4): median ratio to `tar -xf` <= 1.0; at least 5x faster than Python.
+Targets: median ratio to `tar -xf` <= 1.0; at least 5x faster than Python.
 
 Also timed: the kernel's floor, bench/floor_create.c (built with gcc): a C program
 that creates the same files with nothing but openat, write, futimens and close on as

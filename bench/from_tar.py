@@ -4,7 +4,7 @@ and `cp x.tar y.tar`, on a GNU tar of the `images` dataset, in the same run.
 
 usage: bench/from_tar.py [--scale S] [--rounds N] [--set images|tiny] [--no-python]
 
-Targets (issue 3), as median ratios:
+Targets, as median ratios:
   * at least 5x faster than Python's `barecat convert`;
   * within 1.5x of `cp x.tar y.tar`;
   * peak RSS below 100 MB for a from-tar of the tar read from stdin.

@@ -20,7 +20,7 @@ schema-0.3 archives through a `-sqlite-index` link (its legacy naming) and needs
 absolute paths; it is run with --mmap, its fastest read mode. ratarmount indexes
 its tar on the first (untimed) mount.
 
-Targets (issue 18): random reads at least 5x faster than barecat-mount 0.1.3 and
+Targets: random reads at least 5x faster than barecat-mount 0.1.3 and
 at least as fast as ratarmount; find at least 5x faster than barecat-mount 0.1.3;
 tar of every file within 1.5x of the unpacked tree.
 """

@@ -9,7 +9,7 @@ Each command runs in a fresh interpreter of .venv and times only its operation
 (not the interpreter's start-up; see bench/py_ops.py). Needs bench/setup.sh first
 (release build of barecat_rs into .venv, the peers).
 
-Targets (issue 17):
+Targets:
   * random reads by path (20k random paths, one thread): at least 5x Python barecat
     `bc[path]`, faster than barecat-cython, and at least 1.5x `open().read()` of the
     same loose files from page cache;

@@ -5,7 +5,7 @@ archive of the 1M-file `tiny` set. Before each run the stored counters are zeroe
 rebuild from scratch.
 
 usage: bench/rebuild.py [--scale S] [--rounds N]
-Target (issue 2): 1M files in seconds, not minutes.
+Target: 1M files in seconds, not minutes.
 """
 import argparse
 

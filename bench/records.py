@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Records (barecat-records, issue 13) on the `tiny` set (1M records of ~700 B) and
+"""Records (barecat-records) on the `tiny` set (1M records of ~700 B) and
 the `images` set (100k records of ~50 KB), side by side with their peers.
 
 usage: bench/records.py [--scale S] [--rounds N] [--sets tiny,images]
 
 Every contender of a gather prints `count bytes crc32c` of the records it read (the
 CRC32C of all their bytes in request order): they are checked to agree before the
-timed rounds. Targets (issue 13):
+timed rounds. Targets:
 
 * gather of as many random indices as records (1M on tiny), every byte touched
   (CRC32C), warm: >= 50x Python barecat 0.3.1 `bc[path]`, >= 3x a Megatron-style

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Remote archives (issue 15): reading archives from a loopback HTTP server, side by
+"""Remote archives: reading archives from a loopback HTTP server, side by
 side with curl, plain ranged GETs and ratarmount over fsspec HTTP, in one run.
 
 usage: bench/remote.py [--scale S] [--rounds N] [--server nginx|python] [--only images,reads,counts]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Random reads from a warm client, for bench/remote.py (issue 15).
+"""Random reads from a warm client, for bench/remote.py.
 
     remote_reads.py ours URL LIST N SEED      barecat_rs.Barecat(URL)[path] for N random paths
     remote_reads.py plain URL LIST N SEED     the same files with plain ranged GETs of

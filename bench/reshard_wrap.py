@@ -7,7 +7,7 @@
             archive's bytes, without and with `sync`            (target <= 2x cp)
             Python barecat's reshard is timed where it works: to larger shards
             (to smaller ones it fails once the archive has more files than its
-            first fetch, see tests/maint_dropin.rs).
+            first fetch, see tests/it/maint/dropin.rs).
   wrap      `barecat convert --wrap` of a GNU tar of `images` (an index of the
             tar in place, with the CRC32C of every member computed on the way)
             vs reading the tar once, `cat x.tar > /dev/null`      (target <= 1.3x)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Per-file cost and peak memory of every command from 100k to 10M files (issue 20),
-and `list -R`, `find`, `tree` against Python barecat's (issue 16), in one run.
+"""Per-file cost and peak memory of every command from 100k to 10M files,
+and `list -R`, `find`, `tree` against Python barecat's, in one run.
 
 usage: bench/scale.py [--sizes 100k,1m,10m] [--rounds N] [--only NAME,...]
                       [--peer-timeout SECONDS] [--keep]

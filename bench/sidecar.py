@@ -14,13 +14,13 @@ Per set, in one run:
     producer writing one, warm (the index was just written: it is in page cache,
     as it is when a writer finishes).
 
-Targets (issue 14), as medians:
+Targets, as medians:
   * writing the sidecar takes under 2% of the create that produced the archive
     (`barecat-sidecar` / `barecat-create --no-sidecar` <= 0.02); the two creates
     show the same cost in line (their difference is within the noise of a cold
     create, so it is reported, not judged);
-  * the sidecar's size as a fraction of the index is reported (the seed quotes about
-    0.2% for a 100k-row database); not a pass/fail target.
+  * the sidecar's size as a fraction of the index is reported (docs/FORMAT.md §9 says
+    about 0.2%); not a pass/fail target.
 
 Needs apsw and zstandard in .venv (`scripts/test.sh` installs them with the other
 test peers).

@@ -4,7 +4,7 @@
 `verify`, side by side.
 
 usage: bench/verify.py [--scale S] [--rounds N]
-Targets (issue 5): within 1.5x of cat; at least 4x faster than Python barecat.
+Targets: within 1.5x of cat; at least 4x faster than Python barecat.
 """
 import argparse
 

@@ -11,14 +11,17 @@ target=$1
 secs=${2:-600}
 [ -d corpus/$target ] || ./seed-corpus.sh
 dict=()
+max_len=20000
 case $target in
     tar_import) dict=(-dict=dict/tar.dict) ;;
     zip_import) dict=(-dict=dict/zip.dict) ;;
+    # ISO 9660 images put their volume descriptor at 32 KiB.
+    archive_import) dict=(-dict=dict/formats.dict); max_len=72000 ;;
 esac
 mkdir -p artifacts/$target
 mkdir -p /dev/shm/barecat-fuzz
 export TMPDIR=/dev/shm/barecat-fuzz  # fsync is free on tmpfs
 exec cargo +nightly fuzz run -O "$target" corpus/$target -- \
-    -max_total_time="$secs" -max_len=20000 -timeout=20 \
+    -max_total_time="$secs" -max_len="$max_len" -timeout=20 \
     -rss_limit_mb=2048 -detect_leaks=0 -print_final_stats=1 "${dict[@]}" \
     -artifact_prefix=artifacts/$target/

@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 out=corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$out"/{tar_import,zip_import,archive_bytes,archive_rows,records_open,sidecar_parse}
+mkdir -p "$out"/{tar_import,zip_import,archive_bytes,archive_rows,records_open,sidecar_parse,decompress,archive_import}
 
 # A small tree with every kind of member.
 t=$tmp/tree
@@ -142,6 +142,29 @@ with zipfile.ZipFile(f"{out}/py-backslash-dup.zip", "w") as z:
         z.writestr(zi, data)
 PY
 
+# Other formats for archive_import (small, from the tools installed here), and
+# compressed streams for decompress (its first byte chooses the decoder: 0 auto,
+# 1 lz4, 2 compress, 3 gzip, 4 names, 5 lz4 round trip).
+A=$out/archive_import
+for f in 7zip cpio newc odc bin xar argnu arbsd iso9660 zip pax; do
+    bsdtar -C "$t" --format $f -cf "$A/bsd.$f" a.txt d hard 2>/dev/null || true
+done
+bsdtar -C "$t" --format newc --gzip -cf "$A/bsd.newc.gz" a.txt d hard
+(cd "$t" && find a.txt d | cpio -o -H crc --quiet >"$OLDPWD/$A/gnu.crc") || true
+(cd "$t" && 7z a -bd -m0=PPMd "$OLDPWD/$A/p7.7z" a.txt d >/dev/null) || true
+(cd "$t" && gcab -c "$OLDPWD/$A/t.cab" a.txt d/b.bin) 2>/dev/null || true
+D=$out/decompress
+for mode in 0 1 2 3; do :; done
+{ printf '\000'; lz4 -q -c "$base"; } >"$D/auto-lz4"
+{ printf '\000'; lzip -c "$base"; } >"$D/auto-lzip"
+{ printf '\000'; compress -c "$base"; } >"$D/auto-Z"
+{ printf '\001'; lz4 -q -B4 -BD -BX -c "$base"; } >"$D/lz4-linked"
+{ printf '\001'; lz4 -q -l -c "$base"; } >"$D/lz4-legacy"
+{ printf '\002'; compress -c "$base" | tail -c +3; } >"$D/lzw"
+{ printf '\003'; gzip -c "$base" | tail -c +3; printf 'trailing'; } >"$D/gzip"
+printf '\004\x8f\xe0\xa8' >"$D/names"
+{ printf '\005\x3f'; head -c 3000 "$base"; } >"$D/roundtrip"
+
 # Barecat archives: archive_bytes takes a 4-byte little-endian index length, the
 # index, then one shard; archive_rows takes 11-byte edit operations.
 python3 - "$tmp" "$out" <<'PY'
@@ -200,7 +223,7 @@ seed("body-all-pages", 1, body(list(range(1, n + 1))))
 seed("body-page1", 1, body([1]))
 PY
 
-# Record datasets and tables for records_open, written from docs/records-format.md
+# Record datasets and tables for records_open, written from docs/FORMAT.md
 # alone: a dataset split as [u32 len][meta.json][u32 len][offset][u32 len][crc]
 # [u32 len][chunk 0][u32 len][chunk 1] after a 0 byte, and (after a 1 byte) the
 # record table of the target's archive (a: "hello", b/c: "world!", e: empty).

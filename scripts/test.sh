@@ -3,8 +3,9 @@
 #
 #   ./scripts/test.sh [CARGO TEST ARGS...]
 #
-# 1. Debian packages: every `apt` peer of tests/peers.txt whose program is missing is
-#    installed with apt-get (through sudo when not root). Where that is impossible
+# 1. Debian packages: every `apt` peer of tests/peers.txt whose program is missing,
+#    and every `build` library pkg-config cannot find, is installed with apt-get
+#    (through sudo when not root). Where that is impossible
 #    (no apt-get, no root and no sudo, no network), a warning names what is missing
 #    and the tests that need it are skipped, each with one line saying so.
 # 2. Python: a venv (.venv, or $BARECAT_VENV) with every `pip` peer of
@@ -26,6 +27,12 @@ missing=()
 while read -r kind name install _; do
     [ "$kind" = apt ] || [ "$kind" = diag ] || continue
     command -v "$name" >/dev/null 2>&1 || missing+=("$install")
+done < <(grep -v '^[[:space:]]*#' "$manifest" | grep -v '^[[:space:]]*$')
+# `build` rows: libraries found with pkg-config (libarchive for the default build).
+while read -r kind name install _; do
+    [ "$kind" = build ] || continue
+    { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "$name"; } ||
+        missing+=("$install" pkg-config)
 done < <(grep -v '^[[:space:]]*#' "$manifest" | grep -v '^[[:space:]]*$')
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 

@@ -2,20 +2,21 @@
 //! metadata (`barecat-rm`, `barecat-mv`, `barecat-chmod`, `barecat-touch`). Python
 //! barecat has these only in its API (`remove`, `rmtree`, `rename`, `chmod`,
 //! `update_mtime`); the results are the same rows, with directory statistics that
-//! stay right (its `rename` into a missing directory corrupts them, spec §15.9).
+//! stay right (its `rename` into a missing directory corrupts them).
 //!
 //! Operands name entries the same way in every command: a path that exists is that
 //! file or directory, even if it holds `*`, `?` or `[`; otherwise an operand with
-//! such characters is a glob with Python glob semantics (spec §12.4: `*` and `?`
+//! such characters is a glob with Python glob semantics (`*` and `?`
 //! stay within a directory, `**` spans directories, wildcards do not match names
 //! starting with `.`) over files and directories; otherwise it names nothing.
 //!
 //! Every command makes all its changes in one transaction, so a kill leaves the
 //! archive exactly as it was before or as it is after, with right statistics in
-//! both. Removals and metadata changes are row writes in the writer's batch
+//! both. Removals, moves and metadata changes are row writes in the writer's batch
 //! (statistics kept by its deltas: one transaction for a hundred thousand files);
-//! moves run with the statistics triggers, each under a savepoint so that one that
-//! fails changes nothing. Plans are made on a read-only view of the index first, so
+//! each move runs under a savepoint, so that one that fails changes nothing. The
+//! parsing of the commands' modes and dates lives here too ([`parse_mode`],
+//! [`parse_date`]). Plans are made on a read-only view of the index first, so
 //! that a dry run (`-n`) says exactly what the command would do without opening the
 //! archive for writing.
 
@@ -23,12 +24,18 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::core::entry::{DirInfo, Entry, FileInfo, Meta, Order};
-use crate::core::error::{Error, Result, SqlContext};
+use crate::core::entry::{DirInfo, Entry, FileInfo, Meta};
+use crate::core::error::{Error, Result};
 use crate::core::glob::{has_wildcards, Glob, GlobOptions};
-use crate::core::index::{Cursor, Index};
+use crate::core::index::{Cond, Index, ScanOrder, ScanSpec, Table};
 use crate::core::path as mpath;
 use crate::core::writer::{ArchiveWriter, CreateMode, Removed, WriterOptions};
+
+mod date;
+mod mode;
+
+pub use date::{new_file_meta, parse_date};
+pub use mode::{parse_mode, ModeSpec};
 
 /// Open an existing archive for an edit: one transaction for the whole command
 /// (committed by [`ArchiveWriter::finish`] or [`finish_removal`]).
@@ -67,33 +74,7 @@ pub fn resolve(index: &Index, operand: &str) -> Result<Vec<Entry>> {
 
 /// Files, directories and bytes at and below the directory `dir`.
 pub fn subtree_totals(index: &Index, dir: &str) -> Result<Removed> {
-    let conn = index.conn();
-    let p = index.path();
-    let (files, bytes, dirs): (i64, i64, i64) = match mpath::subtree_range(dir) {
-        Some((lo, hi)) => conn
-            .query_row(
-                "SELECT (SELECT count(*) FROM files WHERE path >= ?1 AND path < ?2), \
-                        (SELECT coalesce(sum(size), 0) FROM files WHERE path >= ?1 AND path < ?2), \
-                        (SELECT count(*) FROM dirs WHERE path >= ?1 AND path < ?2) + 1",
-                [&lo, &hi],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .at(p)?,
-        None => conn
-            .query_row(
-                "SELECT (SELECT count(*) FROM files), \
-                        (SELECT coalesce(sum(size), 0) FROM files), \
-                        (SELECT count(*) FROM dirs)",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .at(p)?,
-    };
-    Ok(Removed {
-        files: files.max(0) as u64,
-        bytes: bytes.max(0) as u64,
-        dirs: dirs.max(0) as u64,
-    })
+    index.subtree_totals(dir)
 }
 
 // ------------------------------------------------------------------------ removal
@@ -223,16 +204,8 @@ pub fn plan_removal(
             .or_default() += 1;
     }
     for d in empties {
-        let children: i64 = index
-            .conn()
-            .query_row(
-                "SELECT (SELECT count(*) FROM files WHERE parent = ?1) \
-                      + (SELECT count(*) FROM dirs WHERE parent = ?1)",
-                [&d.path],
-                |r| r.get(0),
-            )
-            .at(index.path())?;
-        if children.max(0) as u64 > leaving.get(&d.path).copied().unwrap_or(0) {
+        let children = index.count_children(&d.path)?;
+        if children > leaving.get(&d.path).copied().unwrap_or(0) {
             plan.problems.push(Error::DirectoryNotEmpty(d.path));
             continue;
         }
@@ -271,18 +244,25 @@ pub fn remove(
     let mut problems = Vec::new();
     for item in items {
         let r = match item {
-            Removal::File(f) => w.delete_file(&f.path).map(|fi| Removed {
+            Removal::File(f) => w.remove_file(&f.path).map(|fi| Removed {
                 files: 1,
                 bytes: fi.size,
                 dirs: 0,
             }),
-            Removal::Tree(d, _) => w.delete_tree(&d.path),
-            Removal::EmptyDir(d) => w.delete_empty_dir(&d.path).map(|()| Removed {
+            Removal::Tree(d, _) => w.remove_tree(&d.path),
+            Removal::EmptyDir(d) => w.remove_empty_dir(&d.path).map(|()| Removed {
                 files: 0,
                 bytes: 0,
                 dirs: 1,
             }),
         };
+        // A directory that became a file since the plan: said as rm says it.
+        let r = r.map_err(|e| match e {
+            Error::NotADirectory(p) if !matches!(item, Removal::File(_)) => {
+                Error::InvalidOperation(format!("{}: not a directory", mpath::printable(&p)))
+            }
+            e => e,
+        });
         match r {
             Ok(r) => {
                 total.files += r.files;
@@ -298,7 +278,7 @@ pub fn remove(
 }
 
 /// Commit the removals, give back the bytes at the end of the last shard that no
-/// file uses any more (the rest are holes for `barecat-defrag`), and finish the
+/// file uses any more (what the commit cut off included) (the rest are holes for `barecat-defrag`), and finish the
 /// writer. Returns the number of bytes given back.
 pub fn finish_removal(mut w: ArchiveWriter) -> Result<u64> {
     let trimmed = w.trim_garbage()?;
@@ -499,26 +479,19 @@ pub fn plan_meta(
             };
             push(&mut plan, e);
             let Some(dir) = below else { continue };
-            let mut after: Option<String> = None;
-            loop {
-                let page = index.dirs_page(after.as_deref(), &dir, 4096)?;
-                let Some(last) = page.last() else { break };
-                after = Some(last.path.clone());
-                for d in page {
-                    push(&mut plan, Entry::Dir(d));
-                }
+            let dirs = ScanSpec::new(Table::Dirs, ScanOrder::Path).with(Cond::Subtree(dir.clone()));
+            index.scan_each(&dirs, 4096, &mut |d| {
+                push(&mut plan, d);
+                Ok(())
+            })?;
+            let mut files = ScanSpec::new(Table::Files, ScanOrder::Path);
+            if !dir.is_empty() {
+                files = files.with(Cond::Below(dir));
             }
-            let mut cursor = Cursor::start();
-            loop {
-                let (page, next) = index.files_page(Order::Path, &cursor, &dir, 4096)?;
-                if page.is_empty() {
-                    break;
-                }
-                cursor = next;
-                for f in page {
-                    push(&mut plan, Entry::File(f));
-                }
-            }
+            index.scan_each(&files, 4096, &mut |f| {
+                push(&mut plan, f);
+                Ok(())
+            })?;
         }
     }
     Ok(plan)

@@ -1,6 +1,6 @@
 //! # barecat
 //!
-//! Read and write [barecat](https://github.com/isarandi/barecat) archives: millions of
+//! Read and write barecat archives (docs/FORMAT.md): millions of
 //! small files stored as an SQLite index (path → shard, offset, size, CRC32C, metadata,
 //! plus a `dirs` table of subtree statistics) and raw shard files holding the bytes
 //! back to back. Archives are interchangeable with Python barecat 0.3.1 in both
@@ -10,7 +10,7 @@
 //!   can read at once.
 //! * [`ArchiveWriter`] appends files and directories in batched, crash-consistent
 //!   transactions, and deletes and renames entries.
-//! * [`records::Records`] reads records by integer index (seed 002's zrecord store),
+//! * [`records::Records`] reads records by integer index (the zrecord store of docs/FORMAT.md §10),
 //!   from a standalone dataset or from an archive's record table.
 //! * [`remote`]: every reader also takes a URL (`s3://bucket/prefix/name`,
 //!   `http(s)://host/path/name`) and reads the archive by ranged requests.
@@ -42,7 +42,7 @@ pub mod sync;
 mod cli;
 
 pub use crate::core::archive::{Archive, OpenOptions};
-pub use crate::core::entry::{DirInfo, Entry, FileInfo, Listing, Meta, Order};
+pub use crate::core::entry::{DirInfo, Entry, FileInfo, FileOrder, Listing, Meta};
 pub use crate::core::error::{Error, Result};
 pub use crate::core::format::layout::Layout;
 pub use crate::core::writer::{ArchiveWriter, CreateMode, Removed, WriteStats, WriterOptions};

@@ -8,6 +8,7 @@ complete -c barecat-from-zip -l exclude -d 'Skip paths matching GLOB, and everyt
 complete -c barecat-from-zip -l strip-components -d 'Remove N leading components from stored paths (entries left empty are skipped)' -r
 complete -c barecat-from-zip -l buffer-size -d 'Memory for file contents in flight between readers and the writer; files above a quarter of it are streamed [default: 16M]' -r
 complete -c barecat-from-zip -l commit-interval-ms -d 'Commit at least every MS milliseconds (testing aid)' -r
+complete -c barecat-from-zip -l name-encoding -d 'Decode member names that are not valid UTF-8 from ENC (cp866, koi8-r, cp1251, shift_jis, cp932, euc-jp, cp437, or another WHATWG label); zip names without the UTF-8 flag are CP437 unless this says otherwise' -r
 complete -c barecat-from-zip -s s -l shard-size-limit -d 'Start a new shard before one would exceed SIZE (like 10G, 500M, 1.5G, 4096); stored in the archive. Without it an existing archive keeps its limit, and a new one is unlimited' -r
 complete -c barecat-from-zip -s j -l workers -d 'Worker threads [default: the number of cores]' -r
 complete -c barecat-from-zip -s f -l force -d 'Overwrite an existing archive (all its shards are removed first)'

@@ -3,13 +3,13 @@
 #![allow(dead_code)]
 
 use barecat::glob::GlobOptions;
-use barecat::{Archive, Order};
+use barecat::{Archive, FileOrder};
 
 pub fn exercise(path: &std::path::Path) {
     let Ok(a) = Archive::open(path) else { return };
     let _ = a.root();
     let _ = a.count_files();
-    for order in [Order::Path, Order::Address] {
+    for order in [FileOrder::Path, FileOrder::Address] {
         for f in a.files(order, "").take(200) {
             let Ok(f) = f else { break };
             if let Ok(data) = a.read_file(&f) {
@@ -63,7 +63,7 @@ fn commands(path: &std::path::Path, a: &Archive) {
         ..Default::default()
     };
     if export::extract(a, &Selection::all(), dest.path(), &xo, &hidden, &report).is_ok() {
-        for f in a.files(Order::Path, "").take(200) {
+        for f in a.files(FileOrder::Path, "").take(200) {
             let Ok(f) = f else { break };
             let Ok(data) = std::fs::read(dest.path().join(&f.path)) else {
                 continue;
@@ -104,7 +104,7 @@ pub fn check_imported(dir: &std::path::Path, w: barecat::ArchiveWriter) {
         return;
     }
     let a = Archive::open(dir.join("out.barecat")).expect("imported archive opens");
-    for f in a.files(Order::Address, "") {
+    for f in a.files(FileOrder::Address, "") {
         let f = f.expect("imported rows iterate");
         assert!(
             barecat::path::is_safe_stored(&f.path),

@@ -249,20 +249,19 @@ class Index:
         while True:
             page, cursor = self._bc._files_page(native, cursor)
             yield from page
-            if len(page) < 4096:
+            if cursor is None:
                 return
 
     def iter_all_dirinfos(self, order=Order.ANY, bufsize=None):
         order = _order(order)
 
         def pages():
-            after = None
+            cursor = None
             while True:
-                page = self._bc._dirs_page(after)
+                page, cursor = self._bc._dirs_page(cursor)
                 yield from page
-                if len(page) < 4096:
+                if cursor is None:
                     return
-                after = page[-1].path
 
         if order & (Order.DESC | Order.RANDOM):
             return _ordered(list(pages()), order, lambda d: d.path)

@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use barecat::core::glob::{Glob, GlobOptions};
-use barecat::core::index::{Cursor, Index};
+use barecat::core::index::{Index, ScanKey, ScanOrder, ScanSpec, Table};
 use barecat::core::path as bpath;
 use barecat::{
-    Archive as LibArchive, ArchiveWriter, CreateMode, Entry, Error, FileInfo as LibFile, Meta,
-    Order, WriterOptions,
+    Archive as LibArchive, ArchiveWriter, CreateMode, Entry, Error, FileInfo as LibFile, FileOrder,
+    Meta, WriterOptions,
 };
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
@@ -69,9 +69,22 @@ pub struct Archive {
     state: Mutex<State>,
 }
 
-/// A position in a paged iteration over files (opaque to Python).
+/// A position in a paged iteration over files or directories (opaque to Python).
 #[pyclass(frozen, module = "barecat_rs._native")]
-pub struct PageCursor(Cursor);
+pub struct PageCursor(ScanKey);
+
+/// One page of the scan `spec` after `cursor`, decoded (a row that does not decode
+/// is an error), and the cursor to go on from: `None` when the scan has ended.
+fn page_of(
+    i: &Index,
+    spec: &ScanSpec,
+    cursor: Option<&ScanKey>,
+    limit: usize,
+) -> Result<(Vec<Entry>, Option<ScanKey>), Error> {
+    let page = i.scan_page(spec, cursor, limit)?;
+    let rows = page.rows.into_iter().collect::<Result<Vec<_>, Error>>()?;
+    Ok((rows, page.last))
+}
 
 /// A shard size limit given as an int or a string such as `"10G"`.
 pub fn size_arg(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
@@ -142,11 +155,11 @@ fn writer_file(w: &ArchiveWriter, path: &str) -> Result<LibFile, Error> {
 /// connection.
 const LOOKUP_CHUNK: usize = 256;
 
-fn order_arg(order: &str) -> PyResult<Order> {
+fn order_arg(order: &str) -> PyResult<FileOrder> {
     match order {
-        "path" => Ok(Order::Path),
-        "address" => Ok(Order::Address),
-        "insertion" => Ok(Order::Insertion),
+        "path" => Ok(FileOrder::Path),
+        "address" => Ok(FileOrder::Address),
+        "insertion" => Ok(FileOrder::Insertion),
         o => Err(PyValueError::new_err(format!("unknown order {o:?}"))),
     }
 }
@@ -156,13 +169,6 @@ fn py_entry<'py>(py: Python<'py>, e: Entry) -> PyResult<Bound<'py, PyAny>> {
         Entry::File(f) => Bound::new(py, FileInfo::from(f))?.into_any(),
         Entry::Dir(d) => Bound::new(py, DirInfo::from(d))?.into_any(),
     })
-}
-
-fn count_dirs(i: &Index) -> Result<u64, Error> {
-    i.conn()
-        .query_row("SELECT count(*) FROM dirs", [], |r| r.get::<_, i64>(0))
-        .map(|n| n.max(0) as u64)
-        .map_err(|e| Error::sqlite(i.path(), e))
 }
 
 impl Archive {
@@ -663,7 +669,7 @@ impl Archive {
 
     #[getter]
     fn num_dirs(&self, py: Python<'_>) -> PyResult<u64> {
-        self.query(py, count_dirs)
+        self.query(py, Index::count_dirs)
     }
 
     /// Total size of all files in bytes.
@@ -765,7 +771,8 @@ impl Archive {
     }
 
     /// One page of file infos in `order` ("path", "address", "insertion") after
-    /// `cursor` (None: from the start); returns the page and the next cursor.
+    /// `cursor` (None: from the start); returns the page and the next cursor (None
+    /// once the files have all been read).
     #[pyo3(signature = (order, cursor=None, limit=4096))]
     fn _files_page<'py>(
         &self,
@@ -773,26 +780,40 @@ impl Archive {
         order: &str,
         cursor: Option<PyRef<'py, PageCursor>>,
         limit: usize,
-    ) -> PyResult<(Bound<'py, PyList>, PageCursor)> {
-        let order = order_arg(order)?;
-        let cur = cursor.map_or_else(Cursor::start, |c| c.0.clone());
-        let (rows, next) = self.lookup(py, move |i| i.files_page(order, &cur, "", limit))?;
-        Ok((
-            PyList::new(py, rows.into_iter().map(FileInfo::from))?,
-            PageCursor(next),
-        ))
+    ) -> PyResult<(Bound<'py, PyList>, Option<PageCursor>)> {
+        let order = match order_arg(order)? {
+            FileOrder::Path => ScanOrder::Path,
+            FileOrder::Address => ScanOrder::Address,
+            FileOrder::Insertion => ScanOrder::Rowid,
+        };
+        let spec = ScanSpec::new(Table::Files, order);
+        let cur = cursor.map(|c| c.0.clone());
+        let (rows, next) = self.lookup(py, move |i| page_of(i, &spec, cur.as_ref(), limit))?;
+        let files = rows.into_iter().filter_map(|e| match e {
+            Entry::File(f) => Some(FileInfo::from(f)),
+            Entry::Dir(_) => None,
+        });
+        Ok((PyList::new(py, files)?, next.map(PageCursor)))
     }
 
-    /// One page of directory infos in path order, after `after` (None: from the root).
-    #[pyo3(signature = (after=None, limit=4096))]
+    /// One page of directory infos in path order after `cursor` (None: from the
+    /// root); returns the page and the next cursor (None once the directories have
+    /// all been read).
+    #[pyo3(signature = (cursor=None, limit=4096))]
     fn _dirs_page<'py>(
         &self,
         py: Python<'py>,
-        after: Option<String>,
+        cursor: Option<PyRef<'py, PageCursor>>,
         limit: usize,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let rows = self.query(py, move |i| i.dirs_page(after.as_deref(), "", limit))?;
-        PyList::new(py, rows.into_iter().map(DirInfo::from))
+    ) -> PyResult<(Bound<'py, PyList>, Option<PageCursor>)> {
+        let spec = ScanSpec::new(Table::Dirs, ScanOrder::Path);
+        let cur = cursor.map(|c| c.0.clone());
+        let (rows, next) = self.query(py, move |i| page_of(i, &spec, cur.as_ref(), limit))?;
+        let dirs = rows.into_iter().filter_map(|e| match e {
+            Entry::Dir(d) => Some(DirInfo::from(d)),
+            Entry::File(_) => None,
+        });
+        Ok((PyList::new(py, dirs)?, next.map(PageCursor)))
     }
 
     /// The shard size limit in bytes (settable on a writable archive).
@@ -829,10 +850,9 @@ impl Archive {
     fn __delitem__(&self, py: Python<'_>, path: &str) -> PyResult<()> {
         self.no_append_only("removing files")?;
         let mut g = self.write_access("removing files")?;
-        writer(&mut g)
-            .remove_file(path)
-            .map(drop)
-            .map_err(|e| key_error(py, e))
+        let w = writer(&mut g);
+        w.remove_file(path).map_err(|e| key_error(py, e))?;
+        w.commit().py()
     }
 
     /// Add a file; returns its info. Metadata may be None (NULL in the index).
@@ -931,21 +951,28 @@ impl Archive {
     fn remove(&self, path: &str) -> PyResult<()> {
         self.no_append_only("removing files")?;
         let mut g = self.write_access("removing files")?;
-        writer(&mut g).remove_file(path).map(drop).py()
+        let w = writer(&mut g);
+        w.remove_file(path).py()?;
+        w.commit().py()
     }
 
     /// Remove an empty directory.
     fn rmdir(&self, path: &str) -> PyResult<()> {
         self.no_append_only("removing directories")?;
         let mut g = self.write_access("removing directories")?;
-        writer(&mut g).rmdir(path).py()
+        let w = writer(&mut g);
+        w.remove_empty_dir(path).py()?;
+        w.commit().py()
     }
 
     /// Remove a directory and everything below it; returns the number of files removed.
     fn rmtree(&self, path: &str) -> PyResult<u64> {
         self.no_append_only("removing directories")?;
         let mut g = self.write_access("removing directories")?;
-        writer(&mut g).rmtree(path).py()
+        let w = writer(&mut g);
+        let removed = w.remove_tree(path).py()?;
+        w.commit().py()?;
+        Ok(removed.files)
     }
 
     /// Rename a file or a directory (with everything below it).
@@ -953,9 +980,9 @@ impl Archive {
     fn rename(&self, old_path: &str, new_path: &str, overwrite: bool) -> PyResult<()> {
         self.no_append_only("renaming")?;
         let mut g = self.write_access("renaming")?;
-        writer(&mut g)
-            .rename(old_path, write_path(new_path), overwrite)
-            .py()
+        let w = writer(&mut g);
+        w.rename(old_path, write_path(new_path), overwrite).py()?;
+        w.commit().py()
     }
 
     /// Make everything added so far durable (shard bytes first, then the index).

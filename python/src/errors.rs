@@ -53,7 +53,7 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     let msg = e.to_string();
     match &e {
         Error::Interrupted => return PyKeyboardInterrupt::new_err(msg),
-        Error::Io { source, .. } => {
+        Error::Io { source, .. } | Error::Output { source } => {
             return match source.raw_os_error() {
                 // OSError(errno, text) becomes the matching subclass (FileNotFoundError, ...).
                 Some(errno) => PyOSError::new_err((errno, msg)),

@@ -9,15 +9,18 @@
 
 use std::path::PathBuf;
 
+use barecat::core::location::{is_url, Location};
 use barecat::{Archive, Error, Result};
 use pyo3::prelude::*;
 
-/// Where an archive lives.
+/// What `Barecat(...)` was given: the archive's [`Location`], and the path or URL
+/// to show for it.
 #[derive(Debug, Clone)]
-pub enum Source {
-    Local(PathBuf),
-    /// A URL, kept as given (as a path, for `repr`, pickling and messages).
-    Remote(PathBuf),
+pub struct Source {
+    /// The path as given (a `file://` URL decoded into its path), or the URL of a
+    /// remote archive as given.
+    path: PathBuf,
+    location: Location,
 }
 
 impl Source {
@@ -25,28 +28,33 @@ impl Source {
     /// schemes are refused here, before anything is opened.
     pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
         let path: PathBuf = obj.extract()?;
-        if barecat::core::location::is_url(&path) {
-            return match barecat::core::location::Location::parse(path.as_os_str()) {
-                Ok(barecat::core::location::Location::Local(p)) => Ok(Source::Local(p)),
-                Ok(barecat::core::location::Location::Remote(_)) => Ok(Source::Remote(path)),
-                Err(e) => Err(pyo3::exceptions::PyValueError::new_err(e.to_string())),
-            };
+        if !is_url(&path) {
+            return Ok(Source {
+                location: Location::Local(path.clone()),
+                path,
+            });
         }
-        Ok(Source::Local(path))
+        match Location::parse_path(&path) {
+            Ok(Location::Local(p)) => Ok(Source {
+                path: p.clone(),
+                location: Location::Local(p),
+            }),
+            Ok(location) => Ok(Source { path, location }),
+            Err(e) => Err(pyo3::exceptions::PyValueError::new_err(e.to_string())),
+        }
     }
 
     /// The path or URL as the user gave it (for `repr`, pickling and messages).
     pub fn path(&self) -> &PathBuf {
-        match self {
-            Source::Local(p) | Source::Remote(p) => p,
-        }
+        &self.path
     }
 
     /// The path as a Python object: a `Path` for a local archive, a `str` for a URL.
     pub fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match self {
-            Source::Local(p) => Ok(p.clone().into_pyobject(py)?.into_any()),
-            Source::Remote(p) => Ok(p.to_string_lossy().into_pyobject(py)?.into_any()),
+        if self.location.is_remote() {
+            Ok(self.path.to_string_lossy().into_pyobject(py)?.into_any())
+        } else {
+            Ok(self.path.clone().into_pyobject(py)?.into_any())
         }
     }
 
@@ -57,13 +65,13 @@ impl Source {
 
     /// The local path to open for writing (a remote archive cannot be written).
     pub fn local_for_writing(&self) -> Result<&PathBuf> {
-        match self {
-            Source::Local(p) => Ok(p),
-            Source::Remote(p) => Err(Error::ReadOnly {
-                path: p.clone(),
+        if self.location.is_remote() {
+            return Err(Error::ReadOnly {
+                path: self.path.clone(),
                 reason: "writing to remote storage is not supported (open it with readonly=True)"
                     .into(),
-            }),
+            });
         }
+        Ok(&self.path)
     }
 }

@@ -113,7 +113,7 @@ pub fn crc32c(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<u32> {
 pub fn remote_stats<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let s = barecat::core::remote::stats();
     let d = PyDict::new(py);
-    for k in barecat::core::remote::Kind::ALL {
+    for k in barecat::core::remote::RequestKind::ALL {
         d.set_item(k.name(), report_dict(py, &s.get(k))?)?;
     }
     Ok(d)

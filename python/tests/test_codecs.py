@@ -1,4 +1,4 @@
-"""DecodedView: the seed's codec set, stacking, custom codecs; archives written
+"""DecodedView: the built-in codec set, stacking, custom codecs; archives written
 with codecs read back through Python barecat's own DecodedView."""
 import pytest
 

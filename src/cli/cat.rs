@@ -2,8 +2,8 @@
 //! come as arguments, or as a list (`-T FILE`, or stdin) read one entry at a time,
 //! so that one process can write any number of files in bounded memory.
 
-use std::io::{self, BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -61,67 +61,6 @@ pub struct LegacyArgs {
     pub path: String,
 }
 
-/// Call `f` with each entry of the list at `path` (`-` for stdin): lines without
-/// their `\n`, or NUL-terminated entries with `null` (a last entry without its
-/// terminator counts too). Empty entries are skipped; an entry that is not UTF-8
-/// is an error naming it.
-pub fn for_each_listed(
-    path: &Path,
-    null: bool,
-    f: &mut dyn FnMut(String) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let shown = || {
-        if path.as_os_str() == "-" {
-            "<stdin>".to_string()
-        } else {
-            path.display().to_string()
-        }
-    };
-    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
-        Box::new(io::BufReader::new(io::stdin()))
-    } else {
-        let file =
-            std::fs::File::open(path).map_err(|e| anyhow::Error::new(crate::Error::io(path, e)))?;
-        Box::new(io::BufReader::new(file))
-    };
-    let mut reader = reader;
-    let sep = if null { b'\0' } else { b'\n' };
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(sep, &mut buf)
-            .with_context(|| format!("cannot read {}", shown()))?;
-        if n == 0 {
-            return Ok(());
-        }
-        if buf.last() == Some(&sep) {
-            buf.pop();
-        }
-        if buf.is_empty() {
-            continue;
-        }
-        match std::str::from_utf8(&buf) {
-            Ok(p) => f(p.to_string())?,
-            Err(_) => anyhow::bail!(
-                "{}: {}: a path that is not UTF-8 (archive paths are)",
-                shown(),
-                crate::core::path::printable(&buf)
-            ),
-        }
-    }
-}
-
-/// The entries of a list (see [`for_each_listed`]), all at once.
-pub fn read_list(path: &Path, null: bool) -> anyhow::Result<Vec<String>> {
-    let mut out = Vec::new();
-    for_each_listed(path, null, &mut |p| {
-        out.push(p);
-        Ok(())
-    })?;
-    Ok(out)
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-cat";
     if args.paths.is_empty() && args.files_from.is_none() {
@@ -141,9 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         match r {
             Ok(()) => Ok(()),
             // The output failing (a full disk, a closed pipe) ends the run.
-            Err(e @ crate::Error::Io { .. }) if matches!(&e, crate::Error::Io { path, .. } if path.as_os_str() == "<output>") => {
-                Err(e.into())
-            }
+            Err(e @ crate::Error::Output { .. }) => Err(e.into()),
             Err(e) => {
                 eprintln!("{PROG}: {e}");
                 failed += 1;
@@ -155,7 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write(p.clone())?;
     }
     if let Some(list) = &args.files_from {
-        for_each_listed(list, args.null, &mut write)?;
+        crate::core::list::for_each_entry(list, args.null, &mut write)?;
     }
     out.flush()?;
     Ok(if failed > 0 {

@@ -4,8 +4,20 @@
 //! archives.
 //!
 //! Commands embed them with `#[command(flatten)]`.
+//!
+//! Also the one run shared by the zip and tar exports ([`run_export`]).
 
-use crate::core::size::parse_size;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use crate::core::output::AtomicFile;
+use crate::core::progress::Progress;
+use crate::core::size::{human, parse_size};
+use crate::export::{export_to_file, ExportFormat, ExportOptions, Selection};
+use crate::Archive;
 
 /// `-q/--quiet`: no progress bar and no summary; errors are still printed.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
@@ -229,6 +241,84 @@ pub(crate) fn explain(e: crate::Error, append_hint: bool) -> anyhow::Error {
         ),
         other => other.into(),
     }
+}
+
+/// One export, as the zip and tar commands describe it.
+pub struct ExportJob<'a> {
+    /// The archive read.
+    pub archive: &'a Path,
+    /// The file written, or `-` for standard output.
+    pub output: &'a Path,
+    /// Members selected (files, directories, globs); none = everything.
+    pub paths: &'a [String],
+    /// Zip or tar, and how compressed.
+    pub format: ExportFormat,
+    /// Replace an existing output.
+    pub force: bool,
+    /// Worker threads.
+    pub workers: usize,
+    /// No progress bar and no summary.
+    pub quiet: bool,
+    /// How a remote archive is read.
+    pub remote: Remote,
+    /// Every member under this directory in the output.
+    pub root_dir: Option<String>,
+}
+
+/// Run an export to a file or standard output and report it.
+pub fn run_export(prog: &str, job: &ExportJob<'_>) -> anyhow::Result<ExitCode> {
+    let _stats = job.remote.stats_guard(prog);
+    let archive = Archive::open_with(job.archive, job.remote.open_options(false))
+        .with_context(|| format!("cannot open {}", job.archive.display()))?;
+    super::print_warnings(prog, archive.warnings());
+    let (selection, missing) = Selection::resolve(&archive, job.paths)?;
+    for e in &missing {
+        eprintln!("{prog}: {e}");
+    }
+    let (out, file) = AtomicFile::create(job.output, job.force)?;
+    if out.is_terminal() {
+        crate::usage!("refusing to write archive data to a terminal (redirect standard output)");
+    }
+    let show = super::show_progress(job.quiet);
+    let total = if show {
+        Some(selection.totals(&archive)?.1)
+    } else {
+        None
+    };
+    let progress = Progress::new(show, "exporting", total);
+    let opts = ExportOptions {
+        format: job.format,
+        workers: job.workers,
+        root_dir: job.root_dir.clone(),
+    };
+    let started = Instant::now();
+    let report = |e: &crate::Error| progress.println(&format!("{prog}: {e}"));
+    let shown = out.path().display().to_string();
+    let r = export_to_file(&archive, &selection, out, file, &opts, &progress, &report)?;
+    progress.finish();
+    if !job.quiet {
+        let mut line = format!(
+            "{prog}: wrote {} files ({}) and {} directories to {} in {:.1} s",
+            r.files,
+            human(r.bytes),
+            r.dirs,
+            if shown == "-" {
+                "standard output"
+            } else {
+                &shown
+            },
+            started.elapsed().as_secs_f64()
+        );
+        if r.failed > 0 {
+            line += &format!("; {} left out, reported above", r.failed);
+        }
+        eprintln!("{line}");
+    }
+    Ok(if r.failed > 0 || !missing.is_empty() {
+        ExitCode::from(super::FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! `barecat convert IN OUT`: Python barecat's converter between barecat archives
-//! and tar or zip files, the direction told by the names. It runs the commands
-//! that do the work: `from-tar`, `from-zip` (`--wrap` included), `to-tar`,
-//! `to-zip`.
+//! and tar or zip files, the direction told by the names (or, for an input that
+//! is not a barecat archive, by its content: any format `from-archive` reads).
+//! It runs the commands that do the work: `from-archive` (which hands tar and
+//! zip to `from-tar` and `from-zip`, `--wrap` included), `to-tar`, `to-zip`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -10,11 +11,13 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet, ShardLimit};
+use crate::ingest::ArchiveKind;
 
 const EXAMPLES: &str = "\
 Examples:
   barecat convert data.tar data.barecat           # tar (plain or compressed) -> barecat
   barecat convert data.zip data.barecat -s 1G     # zip -> barecat, 1 GiB shards
+  barecat convert photos.7z data.barecat          # 7z, rar, cpio, iso, ... -> barecat
   barecat convert --wrap data.tar data.barecat    # index the tar in place, copy nothing
   barecat convert data.barecat data.tar.gz        # barecat -> tar, gzip from the name
   barecat convert data.barecat out.zip --root-dir data   # every entry under data/
@@ -22,9 +25,12 @@ Examples:
   barecat convert --stdout data.barecat tar.zst | ssh host 'tar -x --zstd'
 
 The direction comes from the names: an input ending in .tar, .tar.gz, .tgz,
-.tar.bz2, .tbz2, .tar.xz, .txz, .tar.zst, .tzst or .zip (any case) is converted
-into the barecat archive OUT; an OUT with such a name is written from the barecat
-archive IN. With --stdin, IN names the format of the tar on standard input (tar,
+.tar.bz2, .tbz2, .tar.xz, .txz, .tar.zst, .tzst or .zip (any case), or any file
+that is not a barecat archive and holds an archive this suite reads (7z, rar,
+cpio, rpm, ISO 9660, ar/deb, xar, cab, lha, tar.lz4, tar.lz, tar.Z, ...: see
+barecat-from-archive; the format is told by the content, whatever the name), is
+converted into the barecat archive OUT; an OUT named like a tar or zip file is
+written from the barecat archive IN. With --stdin, IN names the format of the tar on standard input (tar,
 tar.gz, tar.bz2, tar.xz, tar.zst; the compression is detected all the same); with
 --stdout, OUT names the format of the tar written to standard output.
 
@@ -68,6 +74,8 @@ pub struct Args {
     #[arg(long)]
     pub wrap: bool,
     #[command(flatten)]
+    pub names: super::from_archive::NameEncodingArg,
+    #[command(flatten)]
     pub quiet: Quiet,
     #[command(flatten)]
     pub sidecar: NoSidecar,
@@ -80,22 +88,60 @@ const TAR_NAMES: [&str; 9] = [
     ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".tzst",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Tar,
-    Zip,
-}
+/// Names of the other archive files this suite imports (any case); their format
+/// is told by their content all the same.
+const OTHER_NAMES: [&str; 24] = [
+    ".tar.lz4",
+    ".tlz4",
+    ".tar.lz",
+    ".tlz",
+    ".tar.z",
+    ".taz",
+    ".7z",
+    ".rar",
+    ".cpio",
+    ".cpio.gz",
+    ".cpio.xz",
+    ".cpio.zst",
+    ".rpm",
+    ".deb",
+    ".iso",
+    ".ar",
+    ".xar",
+    ".cab",
+    ".lha",
+    ".lzh",
+    ".udeb",
+    ".ipk",
+    ".pkg",
+    ".tar.lzma",
+];
 
 /// Is `p` named like a tar or zip file?
-fn kind_of(p: &Path) -> Option<Kind> {
+fn kind_of(p: &Path) -> Option<ArchiveKind> {
     let name = p.file_name()?.to_string_lossy().to_lowercase();
     if name.ends_with(".zip") {
-        Some(Kind::Zip)
+        Some(ArchiveKind::Zip)
     } else if TAR_NAMES.iter().any(|x| name.ends_with(x)) {
-        Some(Kind::Tar)
+        Some(ArchiveKind::Tar)
     } else {
         None
     }
+}
+
+/// Is `p` an archive to import, by its name or (a file that is not a barecat
+/// archive) by its content?
+fn imported(p: &Path) -> bool {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if OTHER_NAMES.iter().any(|x| name.ends_with(x)) {
+        return true;
+    }
+    // A barecat index (an SQLite database) is no archive of any of these formats.
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
+        && matches!(crate::ingest::formats::detect(p), Ok(Some(_)))
 }
 
 /// A `--stdin`/`--stdout` format name, checked.
@@ -119,12 +165,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-convert";
     let input_kind = if args.stdin {
         format_name(&args.input, "stdin", "input")?;
-        Some(Kind::Tar)
+        Some(ArchiveKind::Tar)
     } else {
-        kind_of(&args.input)
+        kind_of(&args.input).or_else(|| imported(&args.input).then_some(ArchiveKind::Tar))
     };
     let output_kind = if args.stdout {
-        Some(Kind::Tar)
+        Some(ArchiveKind::Tar)
     } else {
         kind_of(&args.output)
     };
@@ -156,8 +202,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.quiet.quiet {
         common.push("-q".into());
     }
-    if let Some(kind) = input_kind {
-        // tar or zip -> barecat.
+    if input_kind.is_some() {
+        // An archive (its format told by its content) -> barecat.
         if args.root_dir.is_some() {
             crate::usage!("--root-dir applies to conversions into a tar or zip");
         }
@@ -175,6 +221,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if args.wrap {
             rest.push("--wrap".into());
         }
+        if let Some(enc) = args.names.name_encoding {
+            rest.push("--name-encoding".into());
+            rest.push(enc.name().into());
+        }
         rest.push("--".into());
         rest.push(if args.stdin {
             OsString::from("-")
@@ -182,16 +232,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.input.clone().into()
         });
         rest.push(args.output.clone().into());
-        return match kind {
-            Kind::Tar => super::from_tar::run_as(
-                PROG,
-                super::from_tar::Args::try_parse_from(argv("barecat-from-tar", rest))?,
-            ),
-            Kind::Zip => super::from_zip::run_as(
-                PROG,
-                super::from_zip::Args::try_parse_from(argv("barecat-from-zip", rest))?,
-            ),
-        };
+        return super::from_archive::run_as(
+            PROG,
+            super::from_archive::Args::try_parse_from(argv("barecat-from-archive", rest))?,
+        );
     }
     // barecat -> tar or zip.
     if args.wrap {
@@ -222,7 +266,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     rest.push(args.input.clone().into());
     rest.push(output);
     match output_kind {
-        Some(Kind::Zip) => super::to_zip::run_as(
+        Some(ArchiveKind::Zip) => super::to_zip::run_as(
             PROG,
             super::to_zip::Args::try_parse_from(argv("barecat-to-zip", rest))?,
         ),

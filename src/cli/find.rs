@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 
-use crate::listing::find::{self, FindOptions, Kind};
+use crate::listing::find::{self, EntryKind, FindOptions};
 use crate::Archive;
 
 const EXAMPLES: &str = "\
@@ -134,10 +134,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let opts = FindOptions {
         name: args.name,
         path: args.path_pattern,
-        kind: args
-            .kind
-            .as_deref()
-            .map(|k| if k == "d" { Kind::Dir } else { Kind::File }),
+        kind: args.kind.as_deref().map(|k| {
+            if k == "d" {
+                EntryKind::Dir
+            } else {
+                EntryKind::File
+            }
+        }),
         size,
         max_depth: args.maxdepth,
         print0: args.print0,

@@ -1,5 +1,6 @@
 //! `barecat-from-tar`: convert a tar archive or stream (plain, gzip, bzip2, xz,
-//! zstd) into a barecat archive. Also the legacy `archive2barecat`.
+//! zstd, lz4, lzip, compress) into a barecat archive. Also the legacy
+//! `archive2barecat`.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -9,7 +10,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use anyhow::Context;
 use clap::Parser;
 
 use super::common::{NoSidecar, Quiet, ShardLimit};
@@ -18,12 +18,13 @@ use super::ingest::{
 };
 use crate::core::progress::Progress;
 use crate::core::writer::CreateMode;
-use crate::ingest::{self, ArchiveKind};
+use crate::ingest::{self, formats::Format};
 
 const EXAMPLES: &str = "\
 Examples:
   barecat-from-tar dataset.tar data.barecat
   barecat-from-tar dataset.tar.zst data.barecat      # compression is detected
+  barecat-from-tar images.tar.lz4 data.barecat       # also .tar.lz (lzip), .tar.Z
   curl -s https://host/shards/0001.tar | barecat-from-tar - data.barecat
   barecat-from-tar --strip-components 1 imagenet.tgz data.barecat
   barecat-from-tar -a part2.tar data.barecat         # add to an existing archive
@@ -50,10 +51,18 @@ the same with a note per duplicate, --duplicates first keeps the first, and
 shards as a hole (barecat-defrag reclaims it). With --resume, a path the
 interrupted run stored is kept as it is.
 
+The compression is told by the content: gzip (also several members, and bytes
+after the stream, which are ignored with a note), bzip2, xz, zstd and lz4 (also
+after skippable frames), lzip, compress (.Z); lzop is refused with what to do.
+Solaris ACL entries are metadata of the next member, never files. Names that are
+not UTF-8 are reported, with a hint; --name-encoding ENC decodes them.
+
 A damaged header is reported and reading goes on at the next valid header (as GNU
-tar and bsdtar do). A truncated tar, or a compressed stream that cannot be
-decompressed, stops the conversion with an error; everything before the damage is
-committed and readable.
+tar and bsdtar do). A tar that ends after its last complete member without the
+end-of-archive blocks is read (as GNU tar, bsdtar and tarfile read it) with a
+warning; --strict refuses it. A tar truncated inside a member, or a compressed
+stream that cannot be decompressed, stops the conversion with an error;
+everything before the damage is committed and readable.
 
 --wrap copies nothing: the archive indexes the members where they lie in the
 tar, and its shard 0 is a symbolic link to the tar (an absolute path), as Python
@@ -86,6 +95,8 @@ pub struct Args {
     #[command(flatten)]
     pub select: SelectArgs,
     #[command(flatten)]
+    pub names: super::from_archive::NameEncodingArg,
+    #[command(flatten)]
     pub limit: ShardLimit,
     #[command(flatten)]
     pub quiet: Quiet,
@@ -98,12 +109,13 @@ pub struct Args {
     pub wrap: bool,
 }
 
-/// Legacy `archive2barecat IN OUT [--shard-size-limit S] [--overwrite]`: a tar or
-/// zip file, added to OUT (created when missing) unless `--overwrite`.
+/// Legacy `archive2barecat IN OUT [--shard-size-limit S] [--overwrite]`: an
+/// archive in any format `barecat-from-archive` reads (Python barecat's reads tar
+/// and zip), added to OUT (created when missing) unless `--overwrite`.
 #[derive(Debug, Parser)]
 #[command(name = "archive2barecat", version, hide = true)]
 pub struct LegacyArgs {
-    /// The tar or zip file
+    /// The archive file (tar, zip, 7z, rar, cpio, ISO 9660, ...: told by its content)
     pub archive_file: PathBuf,
     /// The barecat archive
     pub barecat_file: PathBuf,
@@ -156,6 +168,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
             .options(super::wrap::checksum_threads(), false)?;
         opts.symlinks = args.symlinks.into();
         args.duplicates.apply(&mut opts);
+        args.names.apply(&mut opts);
         return super::wrap::run(
             prog,
             &args.input,
@@ -169,11 +182,11 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let (reader, total): (Box<dyn Read + Send>, Option<u64>) = if stdin {
         match stdin_file() {
             // `barecat-from-tar - out < x.tar`: read ahead as for a named file.
-            Some((f, left)) => (Box::new(crate::ingest::sequential(f)), Some(left)),
+            Some((f, left)) => (Box::new(crate::core::readahead::sequential(f)), Some(left)),
             None => (Box::new(io::stdin()), None),
         }
     } else {
-        let f = crate::ingest::open_sequential(&args.input)?;
+        let f = crate::core::readahead::open_sequential(&args.input)?;
         let len = f
             .get_ref()
             .file()
@@ -191,6 +204,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let mut opts = args.select.options(1, args.mode.resume)?;
     opts.symlinks = args.symlinks.into();
     args.duplicates.apply(&mut opts);
+    args.names.apply(&mut opts);
     let mut w = open_output(
         &args.archive,
         args.sidecar.apply(
@@ -226,10 +240,18 @@ pub fn run_legacy(args: LegacyArgs) -> anyhow::Result<ExitCode> {
         CreateMode::AppendOrCreate
     };
     let opts = ingest::IngestOptions::default();
-    let kind = ingest::detect_kind(&args.archive_file).map_err(plain)?;
-    let zip = match kind {
-        ArchiveKind::Zip => Some(ingest::ZipSource::open(&args.archive_file).map_err(plain)?),
-        ArchiveKind::Tar => None,
+    // Any format this suite reads, told by its content (Python barecat's reads
+    // tar and zip).
+    let format = ingest::formats::detect(&args.archive_file)
+        .map_err(plain)?
+        .ok_or_else(|| {
+            plain(ingest::formats::unknown(
+                &args.archive_file.display().to_string(),
+            ))
+        })?;
+    let zip = match format {
+        Format::Zip => Some(ingest::ZipSource::open(&args.archive_file).map_err(plain)?),
+        _ => None,
     };
     let mut w = open_output(
         &args.barecat_file,
@@ -243,12 +265,9 @@ pub fn run_legacy(args: LegacyArgs) -> anyhow::Result<ExitCode> {
     let mut reporter = Reporter::new(PROG, false, &progress);
     let result = match &zip {
         Some(src) => ingest::import_zip_source(&mut w, src, &opts, &mut |e| reporter.event(e)),
-        None => {
-            let f = File::open(&args.archive_file)
-                .with_context(|| format!("cannot open {}", args.archive_file.display()))?;
-            let name = args.archive_file.display().to_string();
-            ingest::import_tar(&mut w, f, &name, &opts, &mut |e| reporter.event(e))
-        }
+        None => ingest::formats::import_as(&mut w, &args.archive_file, format, &opts, &mut |e| {
+            reporter.event(e)
+        }),
     };
     conclude(w, result, &reporter, mode)
 }

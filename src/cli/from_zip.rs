@@ -21,7 +21,10 @@ Examples:
 
 Entries are stored in the order of the zip's central directory, whatever -j is.
 Every compression method of the zip crate is read (stored, deflate, deflate64,
-bzip2, lzma, xz, zstd), zip64 included. Unix modes and owners are kept when the zip
+bzip2, lzma, xz, zstd, PPMd), zip64 included, also with data before the zip (a
+self-extracting stub) or padding around its central directory. A deflated member
+over 4 GiB written without zip64 (its size declared modulo 4 GiB) is stored whole,
+its CRC-32 deciding, as bsdtar extracts it. Unix modes and owners are kept when the zip
 has them; times come from the extended-timestamp field (UTC) when present, else
 from the DOS time, read in the local time zone. Symbolic links are skipped and
 counted (--symlinks error reports them); encrypted entries and entries that fail
@@ -31,7 +34,9 @@ A name ending in '/' is a directory. Names written on Windows (FAT, NTFS) with
 backslashes and no slash use them as path separators: 'd\\e\\f' is stored as
 d/e/f and 'd\\e\\' as the directory d/e, with a note, as unzip and bsdtar extract
 them (Python's zipfile keeps the backslashes: a 0-byte file named 'd\\e\\');
-elsewhere a backslash is part of the name. Several entries of one name: the last
+elsewhere a backslash is part of the name. Names without the UTF-8 flag that are
+not UTF-8 are CP437 (the zip standard's encoding), with a hint; --name-encoding
+ENC decodes them from another (cp866, koi8-r, shift_jis, euc-jp, ...). Several entries of one name: the last
 of each is stored (what unzip and zipfile extract) and each is reported;
 --duplicates as for barecat-from-tar, except that 'first' cannot be honoured for
 entries whose raw names are the same (reported).
@@ -64,6 +69,8 @@ pub struct Args {
     pub mode: ModeArgs,
     #[command(flatten)]
     pub select: SelectArgs,
+    #[command(flatten)]
+    pub names: super::from_archive::NameEncodingArg,
     #[command(flatten)]
     pub limit: ShardLimit,
     #[command(flatten)]
@@ -99,6 +106,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
         let mut opts = args.select.options(threads, false)?;
         opts.symlinks = args.symlinks.into();
         args.duplicates.apply(&mut opts);
+        args.names.apply(&mut opts);
         return super::wrap::run(
             prog,
             &args.input,
@@ -112,6 +120,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     let mut opts = args.select.options(args.workers.get(), args.mode.resume)?;
     opts.symlinks = args.symlinks.into();
     args.duplicates.apply(&mut opts);
+    args.names.apply(&mut opts);
     let src = ingest::ZipSource::open(&args.input).map_err(plain)?;
     let mut w = open_output(
         &args.archive,

@@ -95,6 +95,7 @@ impl SelectArgs {
             filter: Filter::new(&self.include, &self.exclude).map_err(plain)?,
             select: None,
             prefix: String::new(),
+            name_encoding: None,
         })
     }
 
@@ -212,7 +213,8 @@ impl<'a> Reporter<'a> {
                 self.progress.println(&format!("{}: {p}", self.prog));
             }
             Event::Notice(n) => {
-                if !self.quiet {
+                // Warnings are shown even with -q.
+                if !self.quiet || n.contains(": warning: ") || n.starts_with("warning: ") {
                     self.progress.println(&format!("{}: {n}", self.prog));
                 }
             }

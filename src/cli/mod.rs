@@ -31,6 +31,7 @@ pub mod docs;
 pub mod du;
 pub mod extract;
 pub mod find;
+pub mod from_archive;
 pub mod from_tar;
 pub mod from_zip;
 pub mod index_to_csv;
@@ -151,6 +152,13 @@ pub fn commands() -> &'static [Command] {
             false,
             from_zip::Args,
             from_zip::run
+        ),
+        register!(
+            "from-archive",
+            "barecat-from-archive",
+            false,
+            from_archive::Args,
+            from_archive::run
         ),
         register!(
             "convert",
@@ -488,7 +496,9 @@ fn report(prog: &str, err: anyhow::Error) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
         }
-        if let Some(crate::Error::Io { source, .. }) = cause.downcast_ref::<crate::Error>() {
+        if let Some(crate::Error::Io { source, .. } | crate::Error::Output { source }) =
+            cause.downcast_ref::<crate::Error>()
+        {
             if source.kind() == io::ErrorKind::BrokenPipe {
                 return ExitCode::SUCCESS;
             }

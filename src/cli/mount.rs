@@ -140,7 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::usage!("{e}");
     }
     // (A remote archive is opened only by the daemon: no request before it forks.)
-    if !args.quiet.quiet && !opts.overwrite && !crate::core::location::is_url(&archive) {
+    if !args.quiet.quiet && !opts.overwrite && !crate::core::location::is_remote(&archive) {
         if let Ok(a) = crate::Archive::open(&archive) {
             super::print_warnings("barecat-mount", a.warnings());
         }

@@ -1,8 +1,7 @@
 //! `barecat-records`: integer-indexed record datasets and record tables over
-//! barecat archives (see `barecat::records` and docs/records-format.md).
+//! barecat archives (see `barecat::records` and docs/FORMAT.md).
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -12,7 +11,8 @@ use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use super::common::{parse_size_arg, Quiet};
 use crate::core::progress::Progress;
 use crate::core::size::human;
-use crate::records::convert::{append_archive, append_files, name_width, summary_line, to_archive};
+use crate::records::convert::{append_archive, append_files, summary_line, to_archive};
+use crate::records::streams::{self, StreamFormat};
 use crate::records::table::{self, BuildOptions, TableAction};
 use crate::records::verify;
 use crate::records::{
@@ -42,7 +42,7 @@ archive, `build` writes only the table (ARCHIVE-records): record i is the i-th f
 in path order (or address order, or the order of a list), read straight from the
 shards. A table that no longer matches the archive's index is refused until it is
 rebuilt. Delete moves the last record into the hole: indices are not stable under
-delete. The format is described in docs/records-format.md.";
+delete. The format is described in docs/FORMAT.md.";
 
 /// Integer-indexed record datasets, and record tables over barecat archives
 #[derive(Debug, Parser)]
@@ -85,18 +85,18 @@ pub enum Cmd {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OrderArg {
+pub enum TableOrderArg {
     /// The i-th file by path
     Path,
     /// The i-th file by (shard, offset)
     Address,
 }
 
-impl OrderArg {
+impl TableOrderArg {
     fn order(self) -> TableOrder {
         match self {
-            OrderArg::Path => TableOrder::Path,
-            OrderArg::Address => TableOrder::Address,
+            TableOrderArg::Path => TableOrder::Path,
+            TableOrderArg::Address => TableOrder::Address,
         }
     }
 }
@@ -166,14 +166,15 @@ pub struct CommitOpts {
 
 impl CommitOpts {
     /// Called after operation number `k` (1-based).
-    fn after_op(&self, w: &mut RecordWriter, k: u64) -> anyhow::Result<()> {
+    fn after_op(&self, w: &mut RecordWriter, k: u64) -> crate::Result<()> {
         if let Some(n) = self.commit_every {
             if n > 0 && k.is_multiple_of(n) {
                 w.commit()?;
                 if self.print_commits {
                     let mut o = io::stdout().lock();
-                    writeln!(o, "committed {k}")?;
-                    o.flush()?;
+                    writeln!(o, "committed {k}")
+                        .and_then(|()| o.flush())
+                        .map_err(crate::Error::output)?;
                 }
             }
         }
@@ -191,8 +192,8 @@ pub struct CreateArgs {
     #[arg(long, value_name = "ARCHIVE")]
     pub from: Option<PathBuf>,
     /// The order of the files of --from
-    #[arg(long, value_enum, default_value_t = OrderArg::Path, requires = "from")]
-    pub order: OrderArg,
+    #[arg(long, value_enum, default_value_t = TableOrderArg::Path, requires = "from")]
+    pub order: TableOrderArg,
     /// How each record is stored
     #[arg(long, value_enum, default_value_t = CompressArg::None)]
     pub compress: CompressArg,
@@ -342,8 +343,8 @@ pub struct BuildArgs {
     /// The barecat archive
     pub archive: PathBuf,
     /// Record i is the i-th file in this order
-    #[arg(long, value_enum, default_value_t = OrderArg::Path, conflicts_with = "list")]
-    pub order: OrderArg,
+    #[arg(long, value_enum, default_value_t = TableOrderArg::Path, conflicts_with = "list")]
+    pub order: TableOrderArg,
     /// Record i is the i-th path of LIST (one per line, '-' for standard input)
     #[arg(short = 'T', long = "files-from", value_name = "LIST")]
     pub list: Option<PathBuf>,
@@ -413,74 +414,16 @@ pub fn print_table_action(archive: &Path, a: Option<TableAction>) {
 }
 
 /// Lines of a list file ('-' = standard input); empty lines are skipped.
+/// The lines of the list at `path` (`-` for stdin), without a `\r` before the `\n`.
 fn read_list(path: &Path) -> anyhow::Result<Vec<String>> {
-    let reader: Box<dyn BufRead> = if path == Path::new("-") {
-        Box::new(BufReader::new(io::stdin()))
-    } else {
-        Box::new(BufReader::new(
-            File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
-        ))
-    };
-    let mut out = Vec::new();
-    for line in reader.lines() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-        if !line.is_empty() {
-            out.push(line);
+    let mut out = crate::core::list::read_entries(path, false)?;
+    for l in &mut out {
+        if l.ends_with('\r') {
+            l.pop();
         }
     }
+    out.retain(|l| !l.is_empty());
     Ok(out)
-}
-
-fn open_input(path: &Path) -> anyhow::Result<Box<dyn Read>> {
-    Ok(if path == Path::new("-") {
-        Box::new(io::stdin())
-    } else {
-        Box::new(File::open(path).with_context(|| format!("cannot open {}", path.display()))?)
-    })
-}
-
-/// Append length-prefixed records from `path`.
-fn append_framed(
-    w: &mut RecordWriter,
-    path: &Path,
-    commits: &CommitOpts,
-    progress: &Progress,
-) -> anyhow::Result<u64> {
-    let mut r = BufReader::with_capacity(1 << 20, open_input(path)?);
-    let mut n = 0u64;
-    loop {
-        let mut len = [0u8; 8];
-        match r.read_exact(&mut len) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
-            Err(e) => return Err(anyhow::Error::new(e).context(path.display().to_string())),
-        }
-        let len = u64::from_le_bytes(len);
-        if len > crate::records::format::MAX_RECORD {
-            anyhow::bail!(
-                "{}: record {n} claims {len} bytes (a truncated or unframed input?)",
-                path.display()
-            );
-        }
-        // Read straight into the writer's buffer.
-        w.append_with(len as usize, |v: &mut Vec<u8>| -> anyhow::Result<()> {
-            let got = (&mut r)
-                .take(len)
-                .read_to_end(v)
-                .with_context(|| path.display().to_string())?;
-            if got as u64 != len {
-                anyhow::bail!(
-                    "{}: record {n} is cut short (the input ends inside it)",
-                    path.display()
-                );
-            }
-            Ok(())
-        })?;
-        progress.add(1, len);
-        n += 1;
-        commits.after_op(w, n)?;
-    }
-    Ok(n)
 }
 
 fn resolve(dir: &Option<PathBuf>, p: &Path) -> PathBuf {
@@ -521,7 +464,10 @@ fn add_inputs(
     }
     n += append_files(w, &paths, progress)?;
     if let Some(f) = &inputs.framed {
-        n += append_framed(w, f, &inputs.commits, progress)?;
+        let input = streams::open_input(f)?;
+        n += streams::append_framed(w, input, f, progress, &mut |w, n| {
+            inputs.commits.after_op(w, n)
+        })?;
     }
     Ok(n)
 }
@@ -589,7 +535,7 @@ fn modify(a: ModifyArgs) -> anyhow::Result<ExitCode> {
     let mut w = RecordWriter::open(&a.dir, 1)?;
     for (k, (i, file)) in ops.iter().enumerate() {
         let mut data = Vec::new();
-        open_input(file)?
+        streams::open_input(file)?
             .read_to_end(&mut data)
             .with_context(|| format!("cannot read {}", file.display()))?;
         w.modify(*i, &data)?;
@@ -602,27 +548,10 @@ fn modify(a: ModifyArgs) -> anyhow::Result<ExitCode> {
 fn delete(a: DeleteArgs) -> anyhow::Result<ExitCode> {
     let mut idx = a.indices.clone();
     if let Some(f) = &a.indices_file {
-        idx.extend(read_indices(f)?);
+        idx.extend(streams::read_indices(f)?);
     }
-    idx.sort_unstable();
-    idx.dedup();
     let mut w = RecordWriter::open(&a.dir, 1)?;
-    if let Some(&max) = idx.last() {
-        if max >= w.len() {
-            return Err(crate::Error::RecordOutOfRange {
-                path: a.dir.clone(),
-                index: max,
-                len: w.len(),
-            }
-            .into());
-        }
-    }
-    // From the highest down: the record moved into a hole is never one still to be
-    // deleted, so every index names the record it named before the command.
-    for (k, &i) in idx.iter().rev().enumerate() {
-        w.delete(i)?;
-        a.commits.after_op(&mut w, k as u64 + 1)?;
-    }
+    w.delete_many(&idx, &mut |w, k| a.commits.after_op(w, k))?;
     let s = w.finish()?;
     if !a.quiet.quiet {
         writeln!(io::stdout(), "{}: {}", a.dir.display(), summary_line(&s))?;
@@ -654,63 +583,11 @@ fn get(a: GetArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The indices of a text of ASCII digits and whitespace, in one pass over its bytes;
-/// `None` for anything else (another character, a number past `u64`), which the
-/// general parser then reads or reports.
-fn parse_plain_indices(text: &[u8]) -> Option<Vec<u64>> {
-    let mut out = Vec::with_capacity(text.len() / 8);
-    let (mut cur, mut in_num) = (0u64, false);
-    for &b in text {
-        match b {
-            b'0'..=b'9' => {
-                cur = cur.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-                in_num = true;
-            }
-            b' ' | b'\n' | b'\t' | b'\r' | 0x0b | 0x0c => {
-                if in_num {
-                    out.push(cur);
-                    (cur, in_num) = (0, false);
-                }
-            }
-            _ => return None,
-        }
-    }
-    if in_num {
-        out.push(cur);
-    }
-    Some(out)
-}
-
-/// Record indices in FILE: decimal integers separated by white space.
-fn read_indices(f: &Path) -> anyhow::Result<Vec<u64>> {
-    let mut text = String::new();
-    open_input(f)?
-        .read_to_string(&mut text)
-        .with_context(|| format!("cannot read {}", f.display()))?;
-    if let Some(idx) = parse_plain_indices(text.as_bytes()) {
-        return Ok(idx);
-    }
-    let mut idx = Vec::new();
-    for (ln, line) in text.lines().enumerate() {
-        for word in line.split_whitespace() {
-            let i: u64 = word.parse().map_err(|_| {
-                anyhow::anyhow!(
-                    "{}: line {}: {word:?} is not a record index (a non-negative integer)",
-                    f.display(),
-                    ln + 1
-                )
-            })?;
-            idx.push(i);
-        }
-    }
-    Ok(idx)
-}
-
 /// Indices from the command line and the indices file.
 fn all_indices(a: &GatherArgs) -> anyhow::Result<Vec<u64>> {
     let mut idx = a.indices.clone();
     if let Some(f) = &a.indices_file {
-        idx.extend(read_indices(f)?);
+        idx.extend(streams::read_indices(f)?);
     }
     Ok(idx)
 }
@@ -736,75 +613,27 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     };
     let progress = Progress::new(super::show_progress(a.quiet.quiet), "gathering", None);
     if let Some(dir) = &a.output {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let width = name_width(idx.len() as u64);
-        let mut pos = 0usize;
-        r.gather_blocks::<anyhow::Error>(&idx, &opts, |_, batch| {
-            for data in batch.iter() {
-                let p = dir.join(format!("{pos:0width$}"));
-                let mut o = std::fs::OpenOptions::new();
-                o.write(true);
-                if a.force {
-                    o.create(true).truncate(true);
-                } else {
-                    o.create_new(true);
-                }
-                use std::os::unix::fs::OpenOptionsExt;
-                o.custom_flags(libc::O_NOFOLLOW);
-                let mut f = o
-                    .open(&p)
-                    .with_context(|| format!("cannot create {}", p.display()))?;
-                f.write_all(data)
-                    .with_context(|| format!("cannot write {}", p.display()))?;
-                progress.add(1, data.len() as u64);
-                pos += 1;
-            }
-            Ok(())
-        })?;
+        streams::gather_to_dir(&r, &idx, &opts, dir, a.force, &progress)?;
         progress.finish();
         return Ok(ExitCode::SUCCESS);
     }
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
     if a.digest {
-        let (mut n, mut bytes, mut crc) = (0u64, 0u64, crate::core::crc::Crc32c::new());
-        r.gather_blocks::<anyhow::Error>(&idx, &opts, |block, batch| {
-            for data in batch.iter() {
-                crc.update(data);
-                n += 1;
-                bytes += data.len() as u64;
-            }
-            progress.add(block.len() as u64, 0);
-            Ok(())
-        })?;
-        writeln!(out, "{n} {bytes} {:08x}", crc.value())?;
+        let d = streams::gather_digest(&r, &idx, &opts, &progress)?;
+        writeln!(out, "{} {} {:08x}", d.records, d.bytes, d.crc32c)?;
         out.flush()?;
         progress.finish();
         return Ok(ExitCode::SUCCESS);
     }
-    let mut pos = 0usize;
-    r.gather_blocks::<anyhow::Error>(&idx, &opts, |block, batch| {
-        for (k, data) in batch.iter().enumerate() {
-            pos += 1;
-            if a.crc {
-                let pos = pos - 1;
-                writeln!(
-                    out,
-                    "{pos} {} {} {:08x}",
-                    block[k],
-                    data.len(),
-                    crate::core::crc::crc32c(data)
-                )?;
-                continue;
-            }
-            if a.framing == Framing::Len {
-                out.write_all(&(data.len() as u64).to_le_bytes())?;
-            }
-            out.write_all(data)?;
-            progress.add(1, data.len() as u64);
-        }
-        Ok(())
-    })?;
+    let format = if a.crc {
+        StreamFormat::Crcs
+    } else if a.framing == Framing::Len {
+        StreamFormat::Framed
+    } else {
+        StreamFormat::Bare
+    };
+    streams::gather_to_stream(&r, &idx, &opts, &mut out, format, &progress)?;
     out.flush()?;
     progress.finish();
     Ok(ExitCode::SUCCESS)

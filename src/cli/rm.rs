@@ -92,7 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     const PROG: &str = "barecat-rm";
     let mut operands = args.paths.clone();
     if let Some(list) = &args.files_from {
-        operands.extend(super::cat::read_list(list, args.null)?);
+        operands.extend(crate::core::list::read_entries(list, args.null)?);
     }
     let opts = RemoveOptions {
         recursive: args.recursive,

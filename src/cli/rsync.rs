@@ -9,7 +9,7 @@ use clap::Parser;
 use super::common::{NoSidecar, Quiet, Workers};
 use crate::core::progress::Progress;
 use crate::core::size::human;
-use crate::sync::{parse_endpoint, sync, Location, Note, SyncOptions};
+use crate::sync::{parse_endpoint, sync, Note, Side, SyncOptions};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -106,17 +106,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if endpoints
         .iter()
         .chain([&dest])
-        .all(|e| matches!(e.location, Location::Local(_)))
+        .all(|e| matches!(e.side, Side::Local(_)))
     {
         crate::usage!(
             "no ARCHIVE::PATH among the arguments: barecat rsync copies between local \
              paths and archives (for local to local, use rsync)"
         );
     }
-    if matches!(dest.location, Location::Local(_))
-        && endpoints
-            .iter()
-            .any(|e| matches!(e.location, Location::Local(_)))
+    if matches!(dest.side, Side::Local(_))
+        && endpoints.iter().any(|e| matches!(e.side, Side::Local(_)))
     {
         crate::usage!(
             "a local SOURCE needs an archive DEST (ARCHIVE::PATH); copy between local \

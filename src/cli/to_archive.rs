@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::common::default_workers;
-use super::to_zip::{run_export, Job};
-use crate::export::compress::{kind_from_name, Kind};
+use super::common::{run_export, ExportJob};
+use crate::export::compress::{format_from_name, ArchiveFormat};
 use crate::export::ExportFormat;
 
 /// Convert an archive to zip or tar (legacy; use barecat-to-zip or barecat-to-tar).
@@ -22,9 +22,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let format = match kind_from_name(&args.archive_file) {
-        Some(Kind::Zip) => ExportFormat::Zip { deflate: None },
-        Some(Kind::Tar(compression)) => ExportFormat::Tar {
+    let format = match format_from_name(&args.archive_file) {
+        Some(ArchiveFormat::Zip) => ExportFormat::Zip { deflate: None },
+        Some(ArchiveFormat::Tar(compression)) => ExportFormat::Tar {
             compression,
             level: None,
         },
@@ -36,7 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     run_export(
         "barecat2archive",
-        &Job {
+        &ExportJob {
             archive: &args.barecat_file,
             output: &args.archive_file,
             paths: &[],

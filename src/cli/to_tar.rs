@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use super::common::{run_export, ExportJob};
 use super::common::{Quiet, Workers};
-use super::to_zip::{run_export, Job};
-use crate::export::compress::{kind_from_name, Compression, Kind};
+use crate::export::compress::{format_from_name, ArchiveFormat, Compression};
 use crate::export::ExportFormat;
 
 const EXAMPLES: &str = "\
@@ -89,8 +89,8 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     .map(|(_, c)| c);
     let compression = match flag {
         Some(c) => c,
-        None => match kind_from_name(&args.output) {
-            Some(Kind::Tar(c)) => c,
+        None => match format_from_name(&args.output) {
+            Some(ArchiveFormat::Tar(c)) => c,
             _ => Compression::None,
         },
     };
@@ -108,7 +108,7 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
     }
     run_export(
         prog,
-        &Job {
+        &ExportJob {
             archive: &args.archive,
             output: &args.output,
             paths: &args.paths,

@@ -1,19 +1,12 @@
 //! `barecat-to-zip`: write archive contents as a zip file or stream.
 
-use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
-use anyhow::Context;
 use clap::Parser;
 
 use super::common::{Quiet, Workers};
-use crate::core::progress::Progress;
-use crate::core::size::human;
-use crate::export::output::Output;
-use crate::export::{export, ExportFormat, ExportOptions, Selection};
-use crate::Archive;
+use crate::export::ExportFormat;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -79,9 +72,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// [`run`], naming the command `prog` in messages.
 pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
-    run_export(
+    super::common::run_export(
         prog,
-        &Job {
+        &super::common::ExportJob {
             archive: &args.archive,
             output: &args.output,
             paths: &args.paths,
@@ -95,80 +88,4 @@ pub fn run_as(prog: &str, args: Args) -> anyhow::Result<ExitCode> {
             root_dir: args.root_dir,
         },
     )
-}
-
-/// One export, as the zip and tar commands describe it.
-pub(super) struct Job<'a> {
-    pub archive: &'a Path,
-    pub output: &'a Path,
-    pub paths: &'a [String],
-    pub format: ExportFormat,
-    pub force: bool,
-    pub workers: usize,
-    pub quiet: bool,
-    pub remote: super::common::Remote,
-    pub root_dir: Option<String>,
-}
-
-/// Run an export to a file or standard output and report it.
-pub(super) fn run_export(prog: &str, job: &Job<'_>) -> anyhow::Result<ExitCode> {
-    let _stats = job.remote.stats_guard(prog);
-    let archive = Archive::open_with(job.archive, job.remote.open_options(false))
-        .with_context(|| format!("cannot open {}", job.archive.display()))?;
-    super::print_warnings(prog, archive.warnings());
-    let (selection, missing) = Selection::resolve(&archive, job.paths)?;
-    for e in &missing {
-        eprintln!("{prog}: {e}");
-    }
-    let (out, file) = Output::create(job.output, job.force)?;
-    if out.is_terminal() {
-        crate::usage!("refusing to write archive data to a terminal (redirect standard output)");
-    }
-    let show = super::show_progress(job.quiet);
-    let total = if show {
-        Some(selection.totals(&archive)?.1)
-    } else {
-        None
-    };
-    let progress = Progress::new(show, "exporting", total);
-    let opts = ExportOptions {
-        format: job.format,
-        workers: job.workers,
-        root_dir: job.root_dir.clone(),
-    };
-    let started = Instant::now();
-    let report = |e: &crate::Error| progress.println(&format!("{prog}: {e}"));
-    // Small: headers and small files are gathered, larger contents go from the
-    // memory map to the output without a copy.
-    let writer = BufWriter::with_capacity(16 << 10, file);
-    let (writer, r) = export(&archive, &selection, writer, &opts, &progress, &report)?;
-    let file = writer
-        .into_inner()
-        .map_err(|e| crate::Error::io(out.path(), e.into_error()))?;
-    let shown = out.path().display().to_string();
-    out.commit(file)?;
-    progress.finish();
-    if !job.quiet {
-        let mut line = format!(
-            "{prog}: wrote {} files ({}) and {} directories to {} in {:.1} s",
-            r.files,
-            human(r.bytes),
-            r.dirs,
-            if shown == "-" {
-                "standard output"
-            } else {
-                &shown
-            },
-            started.elapsed().as_secs_f64()
-        );
-        if r.failed > 0 {
-            line += &format!("; {} left out, reported above", r.failed);
-        }
-        eprintln!("{line}");
-    }
-    Ok(if r.failed > 0 || !missing.is_empty() {
-        ExitCode::from(super::FAILURE)
-    } else {
-        ExitCode::SUCCESS
-    })
 }

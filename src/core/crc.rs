@@ -1,4 +1,4 @@
-//! CRC-32C (Castagnoli), the checksum stored in `files.crc32c` (spec §5.3).
+//! CRC-32C (Castagnoli), the checksum stored in `files.crc32c` (docs/FORMAT.md §7.3).
 //!
 //! Stored as the unsigned 32-bit value; the CRC of empty content is 0.
 
@@ -31,7 +31,7 @@ mod tests {
 
     #[test]
     fn check_values() {
-        // Spec §2.2 check value and the Python `crc32c` package's value.
+        // docs/FORMAT.md §7.3 check value and the Python `crc32c` package's value.
         assert_eq!(crc32c(b"123456789"), 3808858755);
         assert_eq!(crc32c(b"hello world"), 3381945770);
         assert_eq!(crc32c(b""), 0);

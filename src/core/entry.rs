@@ -121,9 +121,11 @@ impl Entry {
     }
 }
 
-/// Iteration order over files.
+/// The order in which files are listed or read: by path, by address (shard and
+/// offset) or by insertion. (The index's paging scan has its own
+/// [`ScanOrder`](crate::core::index::scan::ScanOrder), the same three orders.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
+pub enum FileOrder {
     /// By path, bytewise.
     Path,
     /// By (shard, offset): the order of the bytes on disk.

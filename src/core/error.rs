@@ -24,6 +24,16 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// Writing the output of a command or listing (standard output, a stream handed
+    /// to an exporter) failed: a full disk, a closed pipe. Unlike [`Error::Io`] it
+    /// concerns no file of the archive or of the file system being read, so a
+    /// command ends on it instead of going on with the next file.
+    #[error("<output>: {source}")]
+    Output {
+        #[source]
+        source: io::Error,
+    },
+
     /// An error reported by SQLite for the index at `path`.
     #[error("{}: {}", path.display(), sqlite_message(source))]
     Sqlite {
@@ -138,6 +148,15 @@ pub enum Error {
     #[error("invalid size {0:?} (expected a number with an optional K, M, G, T or P suffix)")]
     InvalidSize(String),
 
+    /// A permission mode (`644`, `u+x,go-w`) that could not be parsed.
+    #[error("{0:?} is not a mode (octal like 644, or symbolic like u+x,go-w)")]
+    InvalidMode(String),
+
+    /// A date (`@SECONDS`, `YYYY-MM-DD[ HH:MM[:SS[.FRACTION]]]`) that could not be
+    /// parsed.
+    #[error("{0:?} is not a date (@SECONDS, or YYYY-MM-DD[ HH:MM[:SS[.FRACTION]]])")]
+    InvalidDate(String),
+
     /// A glob pattern that could not be compiled.
     #[error("invalid pattern {pattern:?}: {detail}")]
     InvalidPattern { pattern: String, detail: String },
@@ -213,6 +232,15 @@ pub enum Error {
     Remote { url: String, detail: String },
 }
 
+/// An I/O error as a short phrase, without Rust's "(os error N)" suffix.
+pub fn io_reason(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
 /// A member path as messages show it: the root, stored as "", is shown as `/`.
 fn member_name(path: &str) -> &str {
     if path.is_empty() {
@@ -234,6 +262,11 @@ impl Error {
             path: path.as_ref().to_path_buf(),
             source,
         }
+    }
+
+    /// Wrap an I/O error of writing the output ([`Error::Output`]).
+    pub fn output(source: io::Error) -> Self {
+        Error::Output { source }
     }
 
     /// Wrap an SQLite error with the index path it concerns. An I/O error of a

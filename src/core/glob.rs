@@ -1,4 +1,4 @@
-//! Glob patterns with Python `glob` semantics (spec §12.4), matched against whole
+//! Glob patterns with Python `glob` semantics (docs/FORMAT.md §8.2), matched against whole
 //! normalized member paths.
 //!
 //! * `*` and `?` never cross `/`; `[…]` classes with `[!…]` negation; no escapes and
@@ -260,7 +260,7 @@ fn translate_segment(part: &str) -> String {
 }
 
 /// Ordered include/exclude rules where the first matching rule decides and paths that
-/// match no rule are included (spec §12.4, used by extract, merge and subset).
+/// match no rule are included (docs/FORMAT.md §8.2, used by extract, merge and subset).
 #[derive(Debug, Clone, Default)]
 pub struct Rules {
     rules: Vec<(bool, Glob)>,

@@ -7,6 +7,20 @@
 //! `NAME` (or the legacy `NAME-sqlite-index`), the shards `NAME-shard-NNNNN`, the
 //! sidecar `NAME-btreemeta` and the record table `NAME-records`, all in the
 //! directory (key prefix) of `NAME`.
+//!
+//! The questions asked about a location, and their names:
+//!
+//! * [`is_url`]: is the argument *written* as a URL (`scheme://…`, `file://`
+//!   included)? Then it must be parsed ([`Location::parse`]) before it is used.
+//! * [`is_remote`] and [`Location::is_remote`]: does it name an archive read over
+//!   the network (S3 or HTTP(S)), which is read-only and has no local files? An
+//!   opened archive answers the same question with
+//!   [`Archive::is_remote`](crate::core::archive::Archive::is_remote), and so do its
+//!   [`Layout`](crate::core::format::layout::Layout) and its shards.
+//! * [`Location::local_path`]: the path to open locally, if it is local.
+//!
+//! (`barecat-rsync`'s endpoints are another thing: a file tree or a directory inside
+//! a local archive, see [`crate::sync::Side`].)
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -40,7 +54,9 @@ pub struct RemoteUrl {
 /// Where an archive lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
+    /// A path of the local file system (a `file://` URL is decoded into one).
     Local(PathBuf),
+    /// An object in a bucket or on a web server.
     Remote(RemoteUrl),
 }
 
@@ -54,9 +70,19 @@ fn url_scheme(s: &str) -> Option<&str> {
     .then_some(scheme)
 }
 
-/// Is `path` written as a URL (`scheme://…`) rather than a local path?
+/// Is `path` written as a URL (`scheme://…`, `file://` included) rather than a
+/// local path? See the module documentation for the other questions.
 pub fn is_url(path: &Path) -> bool {
     path.to_str().and_then(url_scheme).is_some()
+}
+
+/// Does the archive argument `path` name a remote archive: a URL of any scheme but
+/// `file://` (an unknown scheme or a malformed URL is an error when it is parsed
+/// or opened, never a local path)?
+pub fn is_remote(path: &Path) -> bool {
+    path.to_str()
+        .and_then(url_scheme)
+        .is_some_and(|s| !s.eq_ignore_ascii_case("file"))
 }
 
 fn bad(url: &str, detail: impl Into<String>) -> Error {
@@ -67,6 +93,24 @@ fn bad(url: &str, detail: impl Into<String>) -> Error {
 }
 
 impl Location {
+    /// Parse an archive argument given as a path ([`Location::parse`]).
+    pub fn parse_path(path: &Path) -> Result<Location> {
+        Location::parse(path.as_os_str())
+    }
+
+    /// Is this a remote archive (read over the network, read-only)?
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Location::Remote(_))
+    }
+
+    /// The local path of the archive; `None` when it is remote.
+    pub fn local_path(&self) -> Option<&Path> {
+        match self {
+            Location::Local(p) => Some(p),
+            Location::Remote(_) => None,
+        }
+    }
+
     /// Parse an archive argument. A path that starts with `scheme://` is a URL:
     /// `s3`, `http`, `https` are remote, `file` is a local path, any other scheme is
     /// an error. Everything else is a local path (write `./x://y` for a local path
@@ -252,6 +296,24 @@ mod tests {
             parse("file:///tmp/a%20b").unwrap(),
             Location::Local(PathBuf::from("/tmp/a b"))
         );
+    }
+
+    #[test]
+    fn remote_is_a_url_other_than_file() {
+        for (p, url, remote) in [
+            ("data.barecat", false, false),
+            ("file:///tmp/x", true, false),
+            ("FILE:///tmp/x", true, false),
+            ("s3://b/x", true, true),
+            ("https://h/x", true, true),
+            ("ftp://h/x", true, true),
+        ] {
+            assert_eq!(is_url(Path::new(p)), url, "{p}");
+            assert_eq!(is_remote(Path::new(p)), remote, "{p}");
+        }
+        assert!(parse("s3://b/x").unwrap().is_remote());
+        let local = parse("file:///tmp/x").unwrap();
+        assert_eq!(local.local_path(), Some(Path::new("/tmp/x")));
     }
 
     #[test]

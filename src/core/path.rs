@@ -1,6 +1,6 @@
 //! Member paths: the paths of files and directories inside an archive.
 //!
-//! Stored paths are normalized exactly as Python barecat does it (spec §4): POSIX
+//! Stored paths are normalized exactly as Python barecat does it (docs/FORMAT.md §6): POSIX
 //! `normpath`, then leading slashes stripped, and `.` becomes the root `""`.
 //! On top of that, paths that would escape an extraction directory are refused
 //! before anything is stored: absolute paths, `..` components that survive
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn normalize_matches_python() {
-        // The observed mapping of spec §4.
+        // The observed mapping of docs/FORMAT.md §6.
         let cases = [
             ("", ""),
             (".", ""),
@@ -243,7 +243,10 @@ mod tests {
 
     #[test]
     fn printable_names_escape_what_is_not_printable_utf8() {
-        assert!(matches!(printable("a/b ü.txt"), std::borrow::Cow::Borrowed("a/b ü.txt")));
+        assert!(matches!(
+            printable("a/b ü.txt"),
+            std::borrow::Cow::Borrowed("a/b ü.txt")
+        ));
         assert_eq!(
             printable(b"umlauts-\xc4\xd6\xdc"),
             "umlauts-\\xc4\\xd6\\xdc"

@@ -17,7 +17,7 @@ pub enum Compression {
 
 /// What an output file name says about the archive it should hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum ArchiveFormat {
     Zip,
     Tar(Compression),
 }
@@ -57,21 +57,21 @@ impl Compression {
 /// The archive kind an output name asks for, by its extension (case-insensitive):
 /// `.zip`; `.tar`; `.tar.gz .tgz`; `.tar.zst .tar.zstd .tzst`; `.tar.xz .txz`;
 /// `.tar.bz2 .tbz2 .tbz`. `None` for anything else.
-pub fn kind_from_name(path: &Path) -> Option<Kind> {
+pub fn format_from_name(path: &Path) -> Option<ArchiveFormat> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-    const TABLE: &[(&str, Kind)] = &[
-        (".zip", Kind::Zip),
-        (".tar", Kind::Tar(Compression::None)),
-        (".tar.gz", Kind::Tar(Compression::Gzip)),
-        (".tgz", Kind::Tar(Compression::Gzip)),
-        (".tar.zst", Kind::Tar(Compression::Zstd)),
-        (".tar.zstd", Kind::Tar(Compression::Zstd)),
-        (".tzst", Kind::Tar(Compression::Zstd)),
-        (".tar.xz", Kind::Tar(Compression::Xz)),
-        (".txz", Kind::Tar(Compression::Xz)),
-        (".tar.bz2", Kind::Tar(Compression::Bzip2)),
-        (".tbz2", Kind::Tar(Compression::Bzip2)),
-        (".tbz", Kind::Tar(Compression::Bzip2)),
+    const TABLE: &[(&str, ArchiveFormat)] = &[
+        (".zip", ArchiveFormat::Zip),
+        (".tar", ArchiveFormat::Tar(Compression::None)),
+        (".tar.gz", ArchiveFormat::Tar(Compression::Gzip)),
+        (".tgz", ArchiveFormat::Tar(Compression::Gzip)),
+        (".tar.zst", ArchiveFormat::Tar(Compression::Zstd)),
+        (".tar.zstd", ArchiveFormat::Tar(Compression::Zstd)),
+        (".tzst", ArchiveFormat::Tar(Compression::Zstd)),
+        (".tar.xz", ArchiveFormat::Tar(Compression::Xz)),
+        (".txz", ArchiveFormat::Tar(Compression::Xz)),
+        (".tar.bz2", ArchiveFormat::Tar(Compression::Bzip2)),
+        (".tbz2", ArchiveFormat::Tar(Compression::Bzip2)),
+        (".tbz", ArchiveFormat::Tar(Compression::Bzip2)),
     ];
     TABLE
         .iter()
@@ -161,18 +161,18 @@ mod tests {
 
     #[test]
     fn names() {
-        let k = |s: &str| kind_from_name(Path::new(s));
-        assert_eq!(k("a.zip"), Some(Kind::Zip));
-        assert_eq!(k("A.ZIP"), Some(Kind::Zip));
-        assert_eq!(k("x/a.tar"), Some(Kind::Tar(Compression::None)));
-        assert_eq!(k("a.TGZ"), Some(Kind::Tar(Compression::Gzip)));
-        assert_eq!(k("a.tar.gz"), Some(Kind::Tar(Compression::Gzip)));
-        assert_eq!(k("a.tzst"), Some(Kind::Tar(Compression::Zstd)));
-        assert_eq!(k("a.tar.zst"), Some(Kind::Tar(Compression::Zstd)));
-        assert_eq!(k("a.txz"), Some(Kind::Tar(Compression::Xz)));
-        assert_eq!(k("a.Tar.Xz"), Some(Kind::Tar(Compression::Xz)));
-        assert_eq!(k("a.tbz2"), Some(Kind::Tar(Compression::Bzip2)));
-        assert_eq!(k("a.tar.bz2"), Some(Kind::Tar(Compression::Bzip2)));
+        let k = |s: &str| format_from_name(Path::new(s));
+        assert_eq!(k("a.zip"), Some(ArchiveFormat::Zip));
+        assert_eq!(k("A.ZIP"), Some(ArchiveFormat::Zip));
+        assert_eq!(k("x/a.tar"), Some(ArchiveFormat::Tar(Compression::None)));
+        assert_eq!(k("a.TGZ"), Some(ArchiveFormat::Tar(Compression::Gzip)));
+        assert_eq!(k("a.tar.gz"), Some(ArchiveFormat::Tar(Compression::Gzip)));
+        assert_eq!(k("a.tzst"), Some(ArchiveFormat::Tar(Compression::Zstd)));
+        assert_eq!(k("a.tar.zst"), Some(ArchiveFormat::Tar(Compression::Zstd)));
+        assert_eq!(k("a.txz"), Some(ArchiveFormat::Tar(Compression::Xz)));
+        assert_eq!(k("a.Tar.Xz"), Some(ArchiveFormat::Tar(Compression::Xz)));
+        assert_eq!(k("a.tbz2"), Some(ArchiveFormat::Tar(Compression::Bzip2)));
+        assert_eq!(k("a.tar.bz2"), Some(ArchiveFormat::Tar(Compression::Bzip2)));
         assert_eq!(k("a.gz"), None);
         assert_eq!(k(".tar"), None);
         assert_eq!(k("a.barecat"), None);

@@ -38,7 +38,7 @@ use rustix::io::Errno;
 use super::beneath::{kind_at, open_at, open_dir_for_meta, split, DirCache};
 use super::select::{duplicate_paths, Row, Selection};
 use super::{permissions, split_ns, Reporter, WHOLE_READ_LIMIT};
-use crate::core::entry::{FileInfo, Order};
+use crate::core::entry::{FileInfo, FileOrder};
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::path::{is_safe_stored, strip_components};
 use crate::core::progress::Progress;
@@ -217,7 +217,7 @@ fn produce(ctx: &Ctx<'_>, sel: &Selection, queues: Vec<Sender<Vec<Job>>>) -> Res
     let mut skipped = 0;
     let mut batches: Vec<Vec<Job>> = (0..n).map(|_| Vec::with_capacity(BATCH_ITEMS)).collect();
     let mut bytes = vec![0u64; n];
-    for row in sel.file_rows(ctx.archive, Order::Address) {
+    for row in sel.file_rows(ctx.archive, FileOrder::Address) {
         if ctx.stop.load(Ordering::Relaxed) {
             break;
         }

@@ -18,7 +18,6 @@
 
 pub mod compress;
 pub mod extract;
-pub mod output;
 pub mod select;
 pub mod stream;
 pub mod tar;
@@ -29,7 +28,7 @@ mod beneath;
 pub use crate::core::archive::WHOLE_READ_LIMIT;
 pub use extract::{extract, ExtractOptions, ExtractReport};
 pub use select::{Row, Selection};
-pub use stream::{export, ExportFormat, ExportOptions, ExportReport};
+pub use stream::{export, export_to_file, ExportFormat, ExportOptions, ExportReport};
 
 use crate::core::entry::Meta;
 use crate::core::error::Error;

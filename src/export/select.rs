@@ -4,7 +4,7 @@
 //! * no operand: everything;
 //! * a path naming a file: that file;
 //! * a path naming a directory: the directory and its whole subtree;
-//! * an operand with `*`, `?` or `[`: a glob with Python `glob` semantics (spec §12.4):
+//! * an operand with `*`, `?` or `[`: a glob with Python `glob` semantics (docs/FORMAT.md §8.2):
 //!   `*` and `?` do not cross `/`, `**` matches any number of directories, and
 //!   wildcards do not match names starting with `.`. Every file and directory it
 //!   matches is selected as above (a matched directory brings its subtree).
@@ -18,12 +18,10 @@
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
-use rusqlite::types::ValueRef;
-
 use crate::core::archive::walk::files_below;
 use crate::core::archive::Scan;
-use crate::core::entry::{DirInfo, Entry, FileInfo, Order};
-use crate::core::error::{Error, Result, SqlContext};
+use crate::core::entry::{DirInfo, Entry, FileInfo, FileOrder};
+use crate::core::error::{Error, Result};
 use crate::core::glob::{has_wildcards, GlobOptions, PathFilter};
 use crate::core::index::ScanOrder;
 use crate::core::path as mpath;
@@ -156,10 +154,10 @@ impl Selection {
     }
 
     /// The selected files: the single files first, then each selected subtree, each
-    /// part in `order`. `Order::Address` reads the shards front to back.
-    pub fn file_rows<'a>(&self, archive: &'a Archive, order: Order) -> FileRows<'a> {
+    /// part in `order`. `FileOrder::Address` reads the shards front to back.
+    pub fn file_rows<'a>(&self, archive: &'a Archive, order: FileOrder) -> FileRows<'a> {
         let mut single = self.files.clone();
-        if order == Order::Address {
+        if order == FileOrder::Address {
             single.sort_by_key(|f| (f.shard, f.offset));
         }
         FileRows {
@@ -177,7 +175,7 @@ impl Selection {
 /// read); a corrupt row is `Ok(Row::Bad)`.
 pub struct FileRows<'a> {
     archive: &'a Archive,
-    order: Order,
+    order: FileOrder,
     single: VecDeque<FileInfo>,
     scopes: VecDeque<String>,
     scan: Option<Scan<'a>>,
@@ -201,9 +199,9 @@ impl FileRows<'_> {
             }
             let within = self.scopes.pop_front()?;
             let order = match self.order {
-                Order::Path => ScanOrder::Path,
-                Order::Address => ScanOrder::Address,
-                Order::Insertion => ScanOrder::Rowid,
+                FileOrder::Path => ScanOrder::Path,
+                FileOrder::Address => ScanOrder::Address,
+                FileOrder::Insertion => ScanOrder::Rowid,
             };
             self.scan = Some(files_below(self.archive, &within, order, false));
         }
@@ -228,49 +226,10 @@ impl Iterator for FileRows<'_> {
 /// `files(path)` is missing, so the (full-scan) search runs only then.
 pub fn duplicate_paths(archive: &Archive) -> Result<HashSet<String>> {
     archive.with_index(|i| {
-        let conn = i.conn();
-        let mut unique = false;
-        {
-            let mut stmt = conn.prepare("PRAGMA index_list('files')").at(i.path())?;
-            let list: Vec<(String, bool, bool)> = stmt
-                .query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get(4)?)))
-                .at(i.path())?
-                .collect::<rusqlite::Result<_>>()
-                .at(i.path())?;
-            for (name, is_unique, partial) in list {
-                if !is_unique || partial {
-                    continue;
-                }
-                let mut info = conn
-                    .prepare("SELECT name FROM pragma_index_info(?1)")
-                    .at(i.path())?;
-                let cols: Vec<Option<String>> = info
-                    .query_map([&name], |r| r.get(0))
-                    .at(i.path())?
-                    .collect::<rusqlite::Result<_>>()
-                    .at(i.path())?;
-                if cols == [Some("path".to_string())] {
-                    unique = true;
-                }
-            }
-        }
-        if unique {
+        if i.has_unique_path_index()? {
             return Ok(HashSet::new());
         }
-        let mut stmt = conn
-            .prepare("SELECT path FROM files GROUP BY path HAVING count(*) > 1")
-            .at(i.path())?;
-        let dups = stmt
-            .query_map([], |r| {
-                Ok(match r.get_ref(0)? {
-                    ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                    _ => String::new(),
-                })
-            })
-            .at(i.path())?
-            .collect::<rusqlite::Result<_>>()
-            .at(i.path())?;
-        Ok(dups)
+        Ok(i.duplicate_file_paths()?.into_iter().collect())
     })
 }
 

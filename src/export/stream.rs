@@ -16,8 +16,9 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use super::compress::{Compression, Encoder};
 use super::select::{duplicate_paths, Row, Selection};
 use super::{permissions, tar, zip, Reporter, WHOLE_READ_LIMIT};
-use crate::core::entry::{DirInfo, FileInfo, Order};
+use crate::core::entry::{DirInfo, FileInfo, FileOrder};
 use crate::core::error::{Error, Result};
+use crate::core::output::AtomicFile;
 use crate::core::path::is_safe_stored;
 use crate::core::progress::Progress;
 use crate::core::shards::MappedFile;
@@ -99,6 +100,30 @@ impl Data {
 const BATCH_ITEMS: usize = 512;
 const BATCH_BYTES: u64 = 4 << 20;
 
+/// Write the selected members of `archive` as a zip or tar into `file`, the file
+/// of `out` (see [`AtomicFile::create`]), and commit it: the output appears at its
+/// path only when it is complete and synced. Problems with single members go to
+/// `report`; an `Err` means nothing was written under the output's name.
+pub fn export_to_file(
+    archive: &Archive,
+    selection: &Selection,
+    out: AtomicFile,
+    file: std::fs::File,
+    opts: &ExportOptions,
+    progress: &Progress,
+    report: Reporter<'_>,
+) -> Result<ExportReport> {
+    // Small: headers and small files are gathered, larger contents go from the
+    // memory map to the output without a copy.
+    let writer = std::io::BufWriter::with_capacity(16 << 10, file);
+    let (writer, r) = export(archive, selection, writer, opts, progress, report)?;
+    let file = writer
+        .into_inner()
+        .map_err(|e| Error::io(out.path(), e.into_error()))?;
+    out.commit(file)?;
+    Ok(r)
+}
+
 /// Write the selected members of `archive` to `out` as a zip or tar; returns `out`
 /// (after the end of the archive and of the compression) for the caller to close.
 /// Problems with single members go to `report`; an `Err` means the output is not
@@ -122,8 +147,7 @@ pub fn export<W: Write + Send>(
     let mut sink = match opts.format {
         ExportFormat::Zip { .. } => Sink::Zip(zip::ZipWriter::new(out), deflate),
         ExportFormat::Tar { compression, level } => {
-            let enc =
-                Encoder::new(out, compression, level).map_err(|e| Error::io("<output>", e))?;
+            let enc = Encoder::new(out, compression, level).map_err(Error::output)?;
             Sink::Tar(tar::TarWriter::new(enc))
         }
     };
@@ -391,7 +415,7 @@ impl<W: Write> Sink<W> {
             ),
             Sink::Tar(t) => t.add_dir(&name, tar_meta(&d.meta, perms)),
         }
-        .map_err(|e| Error::io("<output>", e))
+        .map_err(Error::output)
     }
 
     fn file(
@@ -421,7 +445,7 @@ impl<W: Write> Sink<W> {
             }
             Sink::Tar(t) => t.add_file(name, tar_meta(&fi.meta, perms), data),
         }
-        .map_err(|e| Error::io("<output>", e))
+        .map_err(Error::output)
     }
 
     fn finish(self) -> Result<W> {
@@ -429,7 +453,7 @@ impl<W: Write> Sink<W> {
             Sink::Zip(z, _) => z.finish(),
             Sink::Tar(t) => t.finish().and_then(|enc| enc.finish()),
         }
-        .map_err(|e| Error::io("<output>", e))
+        .map_err(Error::output)
     }
 }
 
@@ -539,7 +563,7 @@ impl Iterator for Entries<'_> {
                         files: Vec::new(),
                         filter: self.filter.clone(),
                     };
-                    self.files = Some(sub.file_rows(self.archive, Order::Path).peekable());
+                    self.files = Some(sub.file_rows(self.archive, FileOrder::Path).peekable());
                 }
             }
         }

@@ -1,6 +1,18 @@
-//! Compressed input streams, recognized by their magic bytes (never by file name).
+//! Compressed input streams, recognized by their magic bytes (never by file name):
+//! gzip, bzip2, xz, zstd, and (decoders in the submodules) lz4, lzip and
+//! `compress` (`.Z`). Skippable frames (zstd's and lz4's) before the first frame
+//! are looked past to tell which of the two follows.
 
 use std::io::{self, Cursor, Read};
+use std::sync::{Arc, Mutex};
+
+pub mod gzip;
+pub mod lz4;
+pub mod lzw;
+
+/// Notes a decoder leaves while it reads (bytes it ignored after the end of the
+/// compressed stream, …), for the importer to pass on once the input is read.
+pub type Notes = Arc<Mutex<Vec<String>>>;
 
 /// A compression format of an input stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,6 +22,12 @@ pub enum Compression {
     Bzip2,
     Xz,
     Zstd,
+    Lz4,
+    Lzip,
+    /// Unix `compress` (LZW, `.Z`).
+    Compress,
+    /// `lzop`: recognized, not decoded (see [`open`]).
+    Lzop,
 }
 
 impl Compression {
@@ -23,6 +41,16 @@ impl Compression {
             Compression::Xz
         } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
             Compression::Zstd
+        } else if head.starts_with(&lz4::FRAME_MAGIC.to_le_bytes())
+            || head.starts_with(&lz4::LEGACY_MAGIC.to_le_bytes())
+        {
+            Compression::Lz4
+        } else if head.starts_with(b"LZIP") {
+            Compression::Lzip
+        } else if head.starts_with(&lzw::MAGIC) {
+            Compression::Compress
+        } else if head.starts_with(&LZOP_MAGIC) {
+            Compression::Lzop
         } else {
             Compression::None
         }
@@ -35,39 +63,130 @@ impl Compression {
             Compression::Bzip2 => "bzip2",
             Compression::Xz => "xz",
             Compression::Zstd => "zstd",
+            Compression::Lz4 => "lz4",
+            Compression::Lzip => "lzip",
+            Compression::Compress => "compress (.Z)",
+            Compression::Lzop => "lzop",
         }
     }
 }
 
-/// Bytes needed to recognize every supported format.
-const MAGIC_LEN: usize = 6;
+/// Magic bytes of an `lzop` file.
+pub const LZOP_MAGIC: [u8; 9] = [0x89, b'L', b'Z', b'O', 0, 0x0d, 0x0a, 0x1a, 0x0a];
 
-/// Read the first bytes of `input`, recognize its compression, and return a reader
-/// of the decompressed stream (concatenated members and frames included).
-pub fn open<'a, R: Read + Send + 'a>(
-    mut input: R,
-) -> io::Result<(Compression, Box<dyn Read + Send + 'a>)> {
-    let mut head = Vec::with_capacity(MAGIC_LEN);
-    while head.len() < MAGIC_LEN {
+/// Bytes needed to recognize every supported format.
+const MAGIC_LEN: usize = 9;
+
+/// At most this many skippable frames are looked past at the start of a stream.
+const MAX_SKIPPABLE: usize = 64;
+
+/// Is this the magic number of a skippable frame (zstd and lz4 share them)?
+fn skippable(head: &[u8]) -> Option<()> {
+    let m = u32::from_le_bytes(head.get(..4)?.try_into().ok()?);
+    lz4::SKIPPABLE.contains(&m).then_some(())
+}
+
+/// Read up to `n` bytes of `input` into `head` (fewer only at its end).
+fn fill_head(input: &mut impl Read, head: &mut Vec<u8>, n: usize) -> io::Result<()> {
+    while head.len() < n {
         let mut b = [0u8; MAGIC_LEN];
-        let want = MAGIC_LEN - head.len();
+        let want = (n - head.len()).min(MAGIC_LEN);
         match input.read(&mut b[..want]) {
             Ok(0) => break,
-            Ok(n) => head.extend_from_slice(&b[..n]),
+            Ok(k) => head.extend_from_slice(&b[..k]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
+    Ok(())
+}
+
+/// Read the first bytes of `input`, recognize its compression, and return a reader
+/// of the decompressed stream (concatenated members and frames included).
+pub fn open<'a, R: Read + Send + 'a>(
+    input: R,
+) -> io::Result<(Compression, Box<dyn Read + Send + 'a>)> {
+    let (kind, reader, _) = open_noted(input)?;
+    Ok((kind, reader))
+}
+
+/// [`open`], with the notes the decoder leaves while reading (read them once the
+/// stream is read to its end).
+pub fn open_noted<'a, R: Read + Send + 'a>(
+    mut input: R,
+) -> io::Result<(Compression, Box<dyn Read + Send + 'a>, Notes)> {
+    let notes = Notes::default();
+    let mut head = Vec::with_capacity(MAGIC_LEN);
+    fill_head(&mut input, &mut head, MAGIC_LEN)?;
+    // Skippable frames (zstd and lz4 alike) first: what follows them tells which.
+    let mut skipped = 0u64;
+    let mut frames = 0;
+    while skippable(&head).is_some() {
+        frames += 1;
+        if frames > MAX_SKIPPABLE {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("more than {MAX_SKIPPABLE} skippable frames at the start of the stream"),
+            ));
+        }
+        fill_head(&mut input, &mut head, 8)?;
+        if head.len() < 8 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the stream ends inside a skippable frame",
+            ));
+        }
+        let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as u64;
+        let rest = (head.len() - 8) as u64;
+        if rest >= len {
+            head.drain(..8 + len as usize);
+        } else {
+            head.clear();
+            let n = io::copy(&mut (&mut input).take(len - rest), &mut io::sink())?;
+            if n < len - rest {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the stream ends inside a skippable frame",
+                ));
+            }
+        }
+        skipped += 8 + len;
+        fill_head(&mut input, &mut head, MAGIC_LEN)?;
+    }
     let kind = Compression::detect(&head);
+    if skipped > 0 && !matches!(kind, Compression::Zstd | Compression::Lz4) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{skipped} bytes of skippable frames are followed by neither a zstd nor an \
+                 lz4 frame"
+            ),
+        ));
+    }
     let stream = Cursor::new(head).chain(input);
     let reader: Box<dyn Read + Send + 'a> = match kind {
         Compression::None => Box::new(stream),
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(stream)),
+        Compression::Gzip => Box::new(gzip::GzipDecoder::new(stream, notes.clone())),
         Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(stream)),
         Compression::Xz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(stream)),
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(stream)?),
+        Compression::Lz4 => Box::new(lz4::Lz4Decoder::new(stream)),
+        Compression::Lzip => {
+            let dec =
+                liblzma::stream::Stream::new_lzip_decoder(u64::MAX, liblzma::stream::CONCATENATED)
+                    .map_err(io::Error::other)?;
+            Box::new(liblzma::read::XzDecoder::new_stream(stream, dec))
+        }
+        Compression::Compress => Box::new(lzw::LzwDecoder::new(stream)),
+        Compression::Lzop => {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "lzop compression is not supported: decompress it first (lzop -dc FILE | \
+                 barecat-from-tar - OUT)",
+            ))
+        }
     };
-    Ok((kind, reader))
+    Ok((kind, reader, notes))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `--include` / `--exclude` patterns of the ingest commands.
 //!
-//! Patterns use Python glob syntax (spec §12.4: `*` and `?` stay within one path
+//! Patterns use Python glob syntax (docs/FORMAT.md §8.2: `*` and `?` stay within one path
 //! component, `[…]` classes, `**` for any number of components) and match hidden
 //! names too. They are matched against the stored path before
 //! `--strip-components`:

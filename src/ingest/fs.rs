@@ -8,7 +8,7 @@
 //! content, and a link to a directory as a directory (its target's metadata, not
 //! descended into). Listed directories are stored as directories, not walked.
 //!
-//! Stored paths are the paths as given, normalized (spec §4); a leading `/` is
+//! Stored paths are the paths as given, normalized (docs/FORMAT.md §6); a leading `/` is
 //! removed (with a notice), and a path that still holds `..` is refused. With a
 //! base directory (`-C`), paths are opened relative to it.
 //!
@@ -35,6 +35,7 @@ use crate::core::crc;
 use crate::core::entry::Meta;
 use crate::core::error::Result;
 use crate::core::index::Index;
+use crate::core::list::ListReader;
 use crate::core::path as mpath;
 use crate::core::writer::ArchiveWriter;
 
@@ -604,49 +605,30 @@ impl Producer<'_, '_> {
             ListInput::File(p) => match File::open(p) {
                 Ok(f) => Box::new(BufReader::new(f)),
                 Err(e) => {
-                    let detail = format!("cannot read the list: {}", io_reason(&e));
-                    self.send(Task::Item(Item::Fatal(crate::Error::Input {
-                        path: shown_path(p),
-                        detail,
-                    })));
+                    let e = crate::core::list::read_error(&shown_path(p), &e);
+                    self.send(Task::Item(Item::Fatal(e)));
                     return;
                 }
             },
         };
         let name = match list {
-            ListInput::Stdin => "standard input".to_string(),
+            ListInput::Stdin => crate::core::list::STDIN_NAME.to_string(),
             ListInput::File(p) => shown_path(p),
         };
-        self.read_list(reader, &name);
+        self.read_list(ListReader::new(reader, self.input.null, name));
     }
 
-    fn read_list(&mut self, mut reader: Box<dyn BufRead>, name: &str) {
-        let sep = if self.input.null { b'\0' } else { b'\n' };
-        let mut line = Vec::new();
-        loop {
-            if self.stop {
-                return;
-            }
-            line.clear();
-            match reader.read_until(sep, &mut line) {
-                Ok(0) => return,
-                Ok(_) => {}
+    fn read_list(&mut self, mut list: ListReader) {
+        while !self.stop {
+            let given = match list.next_entry() {
+                Ok(None) => return,
+                Ok(Some(entry)) => PathBuf::from(OsStr::from_bytes(entry)),
                 Err(e) => {
-                    let detail = format!("cannot read the list: {}", io_reason(&e));
-                    self.send(Task::Item(Item::Fatal(crate::Error::Input {
-                        path: name.to_string(),
-                        detail,
-                    })));
+                    let e = crate::core::list::read_error(list.name(), &e);
+                    self.send(Task::Item(Item::Fatal(e)));
                     return;
                 }
-            }
-            if line.last() == Some(&sep) {
-                line.pop();
-            }
-            if line.is_empty() {
-                continue;
-            }
-            let given = PathBuf::from(OsStr::from_bytes(&line));
+            };
             self.listed(&given);
         }
     }

@@ -19,7 +19,9 @@
 //! * [`add_paths`]: files and directories of the file system ([`FsInput`]).
 //! * [`import_tar`]: a tar stream, plain or compressed (detected by magic bytes).
 //! * [`import_zip`]: a zip file.
-//! * [`import_archive`]: a tar or zip file, told apart by its first bytes.
+//! * [`import_archive`]: an archive in any format this crate reads (tar, zip, 7z,
+//!   rar, cpio, rpm, ISO 9660, ar, xar, cab, lha), told by its content
+//!   ([`formats`]).
 //!
 //! All of them work on an already open writer, so that other operations (merging
 //! tar and zip inputs into an archive) can reuse them. They do not call
@@ -38,6 +40,7 @@ use crate::core::writer::ArchiveWriter;
 
 pub mod decompress;
 pub mod filter;
+pub mod formats;
 pub mod fs;
 pub(crate) mod pipeline;
 pub mod tar;
@@ -117,6 +120,10 @@ pub struct IngestOptions {
     /// Tar and zip inputs: store every member below this directory (`merge
     /// --prefix`, `--as-subdirs`); `""` for none.
     pub prefix: String,
+    /// Member names that are not valid UTF-8 are decoded from this encoding
+    /// (`--name-encoding`); without it they are reported. Zip names without the
+    /// UTF-8 flag default to CP437.
+    pub name_encoding: Option<formats::names::NameEncoding>,
 }
 
 impl Default for IngestOptions {
@@ -136,6 +143,7 @@ impl Default for IngestOptions {
             filter: Filter::default(),
             select: None,
             prefix: String::new(),
+            name_encoding: None,
         }
     }
 }
@@ -302,66 +310,6 @@ pub enum ArchiveKind {
     Tar,
 }
 
-/// Open a file that is read once from start to end (a tar): the kernel is told to
-/// read ahead generously, and small reads (a tar's 512-byte headers) go through a
-/// small buffer, while reads of member data larger than it go straight to the file.
-pub fn open_sequential(path: &Path) -> Result<std::io::BufReader<ReadAhead>> {
-    let f = File::open(path).at(path)?;
-    Ok(sequential(f))
-}
-
-/// Read `file` from its current offset to the end, through an 8 KiB buffer (tar
-/// headers cost no system call each; larger reads go straight to the caller), with
-/// the kernel asked to load ahead ([`ReadAhead`]).
-pub fn sequential(file: File) -> std::io::BufReader<ReadAhead> {
-    let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::Sequential);
-    let pos = rustix::fs::seek(&file, rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
-    std::io::BufReader::with_capacity(
-        8 << 10,
-        ReadAhead {
-            file,
-            pos,
-            asked: pos,
-        },
-    )
-}
-
-/// A file read from start to end that asks the kernel to load the next
-/// [`READ_AHEAD`] bytes before they are needed, in [`READ_AHEAD_STEP`] pieces: many
-/// requests in flight at once where the kernel's own read-ahead keeps one or two.
-pub struct ReadAhead {
-    file: File,
-    pos: u64,
-    /// Bytes before this offset have been asked for.
-    asked: u64,
-}
-
-impl ReadAhead {
-    pub fn file(&self) -> &File {
-        &self.file
-    }
-}
-
-const READ_AHEAD: u64 = 64 << 20;
-const READ_AHEAD_STEP: u64 = 16 << 20;
-
-impl Read for ReadAhead {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while self.asked < self.pos + READ_AHEAD {
-            let _ = rustix::fs::fadvise(
-                &self.file,
-                self.asked,
-                std::num::NonZeroU64::new(READ_AHEAD_STEP),
-                rustix::fs::Advice::WillNeed,
-            );
-            self.asked += READ_AHEAD_STEP;
-        }
-        let n = self.file.read(buf)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
 /// Tell a zip file from a (possibly compressed) tar by its first bytes.
 pub fn detect_kind(path: &Path) -> Result<ArchiveKind> {
     let mut head = [0u8; 4];
@@ -382,27 +330,15 @@ pub fn detect_kind(path: &Path) -> Result<ArchiveKind> {
     )
 }
 
-/// Import a tar or zip file, whichever it is.
+/// Import an archive file whatever its format (tar, plain or compressed, zip,
+/// and the formats of [`formats`]), told by its content.
 pub fn import_archive(
     w: &mut ArchiveWriter,
     path: &Path,
     opts: &IngestOptions,
     sink: &mut dyn FnMut(Event),
 ) -> Result<Summary> {
-    match detect_kind(path)? {
-        ArchiveKind::Zip => import_zip(w, path, opts, sink),
-        ArchiveKind::Tar => {
-            let f = open_sequential(path)?;
-            import_tar(w, f, &path.display().to_string(), opts, sink)
-        }
-    }
+    formats::import_path(w, path, opts, sink)
 }
 
-/// An I/O error as a short phrase, without Rust's "(os error N)" suffix.
-pub(crate) fn io_reason(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
+pub(crate) use crate::core::error::io_reason;

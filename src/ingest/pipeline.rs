@@ -77,6 +77,13 @@ pub(crate) enum Item {
         size: u64,
         chunks: Receiver<Chunk>,
     },
+    /// A file whose length is not known in advance: its content is whatever
+    /// arrives through `chunks` (a member whose header tells a wrong size).
+    OpenStream {
+        path: String,
+        meta: Meta,
+        chunks: Receiver<Chunk>,
+    },
     /// A file whose `size` bytes are already in shard `shard` at `offset` (an
     /// archive wrapped around a tar or zip file): only its row is written.
     Extent {
@@ -238,7 +245,7 @@ impl<'a> Outlet<'a> {
 
     /// Send item `seq` with the budget reserved for it. False when the writer is gone.
     pub fn send(&self, seq: u64, item: Item, ticket: Ticket) -> bool {
-        let stream = matches!(item, Item::Stream { .. });
+        let stream = matches!(item, Item::Stream { .. } | Item::OpenStream { .. });
         let cost = ticket.0;
         let full = {
             let mut batch = self.batch.borrow_mut();
@@ -450,7 +457,7 @@ fn consume(
                 continue;
             }
         };
-        if matches!(sent.item, Item::Stream { .. }) {
+        if matches!(sent.item, Item::Stream { .. } | Item::OpenStream { .. }) {
             // The writer is about to wait for the chunks of this file.
             release(next, &mut unreleased);
         }
@@ -675,6 +682,35 @@ impl Apply<'_> {
                 chunks,
             } => {
                 let mut pf = match w.begin_file(&path, meta, size) {
+                    Ok(pf) => pf,
+                    Err(e) => return self.writer_error(w, &path, false, e, sink),
+                };
+                for chunk in chunks.iter() {
+                    match chunk {
+                        Chunk::Data(d) => {
+                            if let Err(e) = w.write_chunk(&mut pf, &d) {
+                                w.abort_file(pf)?;
+                                return self.writer_error(w, &path, false, e, sink);
+                            }
+                            self.progress.1 += d.len() as u64;
+                            self.flush_progress(sink, false);
+                        }
+                        Chunk::Failed(p) => {
+                            w.abort_file(pf)?;
+                            return self.problem(p, sink);
+                        }
+                    }
+                }
+                match w.finish_file(pf) {
+                    Ok(_) => {
+                        self.added(0, sink);
+                        self.replaced(w, &path, sink)?;
+                    }
+                    Err(e) => return self.writer_error(w, &path, false, e, sink),
+                }
+            }
+            Item::OpenStream { path, meta, chunks } => {
+                let mut pf = match w.begin_file_open_ended(&path, meta) {
                     Ok(pf) => pf,
                     Err(e) => return self.writer_error(w, &path, false, e, sink),
                 };

@@ -1,6 +1,6 @@
 //! Tar import: the members of a tar stream (plain or compressed: gzip, bzip2, xz,
 //! zstd, recognized by magic bytes) become files and directories, as read by
-//! [`TarReader`](super::tar_reader::TarReader) (every header format, and the rules
+//! [`super::tar_reader::TarReader`] (every header format, and the rules
 //! for the archives other tools wrote over the years, are described there).
 //!
 //! * Regular files (also contiguous files, sparse files with their logical
@@ -20,7 +20,7 @@
 //!   as a decimal (nanoseconds kept), else the header's seconds.
 //! * Absolute member names and names that keep a `..` after normalization are
 //!   reported and not stored; so are names that are not UTF-8 (shown with their
-//!   bytes escaped, see [`printable`](crate::core::path::printable)).
+//!   bytes escaped, see [`crate::core::path::printable`]).
 //!
 //! A damaged header is reported and reading goes on at the next valid header. A
 //! stream that ends early or cannot be decompressed stops the import with a clear
@@ -32,14 +32,16 @@ use std::io::{self, Read};
 use crossbeam_channel::{bounded, Receiver};
 
 use super::decompress::{self, Compression};
+use super::formats::names;
 use super::pipeline::{self, Chunk, Item, Outlet, Skip, CHUNK};
-use super::tar_reader::{ends_inside, Kind, Member, Record, TarError, TarReader};
+use super::tar_reader::{ends_inside, Member, MemberKind, Record, TarError, TarReader};
 use super::{Event, IngestOptions, Problem, Summary, SymlinkPolicy};
 use crate::core::crc;
 use crate::core::entry::{Meta, S_IFDIR, S_IFREG};
 use crate::core::error::{Error, Result};
 use crate::core::index::Index;
 use crate::core::path::{self as mpath, printable};
+use crate::core::readahead;
 use crate::core::writer::ArchiveWriter;
 
 pub(crate) fn run(
@@ -64,7 +66,7 @@ pub(crate) fn run(
                 return;
             }
         };
-        let (kind, stream) = match decompress::open(input) {
+        let (kind, stream, notes) = match decompress::open_noted(input) {
             Ok(x) => x,
             Err(e) => {
                 out.send_small(
@@ -82,6 +84,7 @@ pub(crate) fn run(
             seq: 0,
             threshold: opts.stream_threshold(),
             in_place: false,
+            bad_names: 0,
         };
         if kind == Compression::None {
             p.parse(stream, kind);
@@ -93,6 +96,12 @@ pub(crate) fn run(
                 pipeline::spawn(s, "bc-decompress", move || pump(stream, tx));
                 p.parse(ChannelReader::new(rx), kind);
             });
+            let notes = std::mem::take(&mut *notes.lock().unwrap_or_else(|e| e.into_inner()));
+            for note in notes {
+                if !p.notice(name.as_bytes(), &note) {
+                    break;
+                }
+            }
         }
     })
 }
@@ -115,7 +124,7 @@ pub(crate) fn run_in_place(
     opts: &IngestOptions,
     sink: &mut dyn FnMut(Event),
 ) -> Result<Summary> {
-    let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::Sequential);
+    readahead::advise_sequential(file);
     pipeline::run_parallel(
         w,
         opts,
@@ -135,12 +144,13 @@ pub(crate) fn run_in_place(
                 out: Out::Tasks {
                     emit,
                     file,
-                    asked: 0,
+                    ahead: readahead::Window::new(0, IN_PLACE_AHEAD, IN_PLACE_AHEAD / 4),
                 },
                 index: None,
                 seq: 0,
                 threshold: opts.stream_threshold(),
                 in_place: true,
+                bad_names: 0,
             };
             // A small buffer: every seek over member data drops it, and what it holds beyond
             // the header would be read twice.
@@ -248,8 +258,8 @@ enum Out<'a, 'o> {
     Tasks {
         emit: &'a mut dyn FnMut(Task) -> bool,
         file: &'a File,
-        /// Bytes before this offset were asked to be read ahead.
-        asked: u64,
+        /// What the kernel was asked to read ahead.
+        ahead: readahead::Window,
     },
 }
 
@@ -330,6 +340,8 @@ struct Parser<'a, 'o> {
     threshold: u64,
     /// Indexing the tar in place (`--wrap`) instead of copying member data.
     in_place: bool,
+    /// Member names that are not UTF-8 (and not decoded by `--name-encoding`).
+    bad_names: u64,
 }
 
 impl<'a, 'o> Parser<'a, 'o> {
@@ -408,6 +420,23 @@ impl<'a, 'o> Parser<'a, 'o> {
                 return;
             }
         }
+        if self.bad_names > 0 {
+            let hint = names::hint(self.bad_names);
+            if !self.notice(name.as_bytes(), &hint) {
+                return;
+            }
+        }
+        if let Some(at) = tar.missing_end() {
+            let detail = format!(
+                "the tar ends at byte {at} after a complete member, without its \
+                 end-of-archive blocks (GNU tar, bsdtar and Python's tarfile read it so; \
+                 it may also be cut short at a member boundary)"
+            );
+            if self.opts.strict {
+                return self.fatal(format!("{detail}; --strict refuses it"));
+            }
+            self.notice(name.as_bytes(), &format!("warning: {detail}"));
+        }
     }
 
     /// Handle one member. False when the run is over (fatal error or writer gone).
@@ -433,7 +462,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             mtime_ns: m.mtime_ns,
         };
         match m.kind {
-            Kind::Symlink => {
+            MemberKind::Symlink => {
                 return match self.opts.symlinks {
                     SymlinkPolicy::Skip => self.send(Item::Skipped(Skip::Symlink)),
                     SymlinkPolicy::Error => {
@@ -443,17 +472,17 @@ impl<'a, 'o> Parser<'a, 'o> {
                     }
                 };
             }
-            Kind::CharDevice | Kind::BlockDevice | Kind::Fifo => {
+            MemberKind::CharDevice | MemberKind::BlockDevice | MemberKind::Fifo => {
                 return self.send(Item::Skipped(Skip::Special))
             }
-            Kind::VolumeLabel => return self.send(Item::Skipped(Skip::Quiet)),
-            Kind::Continuation => {
+            MemberKind::VolumeLabel => return self.send(Item::Skipped(Skip::Quiet)),
+            MemberKind::Continuation => {
                 return self.problem(
                     raw,
                     "continues a file from an earlier volume of a multi-volume archive; skipped",
                 )
             }
-            Kind::Unknown(c) => {
+            MemberKind::Unknown(c) => {
                 let shown = if c.is_ascii_graphic() {
                     format!("'{}'", c as char)
                 } else {
@@ -478,7 +507,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         // Valid UTF-8: checked by `member_path`.
         let shown = String::from_utf8_lossy(raw).into_owned();
         match m.kind {
-            Kind::Dir => {
+            MemberKind::Dir => {
                 let meta = Meta {
                     mode: meta.mode.map(|m| m | S_IFDIR),
                     ..meta
@@ -488,22 +517,25 @@ impl<'a, 'o> Parser<'a, 'o> {
                 }
                 self.send(Item::Dir { path, meta })
             }
-            Kind::HardLink => {
-                let target = m.link.as_deref().map(std::str::from_utf8);
+            MemberKind::HardLink => {
+                let target = m
+                    .link
+                    .as_deref()
+                    .map(|l| names::decode_name(l, self.opts.name_encoding));
                 let meta = Meta {
                     mode: meta.mode.map(|m| m | S_IFREG),
                     ..meta
                 };
                 let target = match target {
-                    Some(Ok(t)) if mpath::unsafe_reason(t).is_none() => {
-                        let t = mpath::normalize(t);
+                    Some(Ok(t)) if mpath::unsafe_reason(&t).is_none() => {
+                        let t = mpath::normalize(&t);
                         mpath::strip_components(&t, self.opts.strip_components)
                             .map(|p| mpath::join(&self.opts.prefix, p))
                     }
                     Some(Ok(t)) => {
                         let detail = format!(
                             "hard link to \"{}\", outside the archive root; skipped",
-                            printable(t)
+                            printable(&t)
                         );
                         return self.problem(raw, detail);
                     }
@@ -568,10 +600,15 @@ impl<'a, 'o> Parser<'a, 'o> {
     /// The stored path of a member: `None` after reporting a problem, `Some(None)`
     /// when it is filtered or stripped away.
     fn member_path(&mut self, raw: &[u8]) -> Option<Option<String>> {
-        let Ok(text) = std::str::from_utf8(raw) else {
-            self.problem(raw, "member name is not valid UTF-8; skipped");
-            return None;
+        let text = match names::decode_name(raw, self.opts.name_encoding) {
+            Ok(t) => t,
+            Err(detail) => {
+                self.bad_names += 1;
+                self.problem(raw, detail);
+                return None;
+            }
         };
+        let text = text.as_str();
         if let Some(reason) = mpath::unsafe_reason(text) {
             self.problem(raw, format!("{reason}; not stored"));
             return None;
@@ -614,21 +651,12 @@ impl<'a, 'o> Parser<'a, 'o> {
                  it cannot be indexed in place (convert without --wrap to store it); skipped",
             );
         }
-        let Out::Tasks { emit, file, asked } = &mut self.out else {
+        let Out::Tasks { emit, file, ahead } = &mut self.out else {
             unreachable!("indexing in place goes through tasks");
         };
         // Ask the kernel to read ahead of the checksumming threads.
         let (at, end) = (m.data_offset, m.data_offset + m.data_len);
-        while *asked < end.saturating_add(IN_PLACE_AHEAD) {
-            let from = (*asked).max(at);
-            let _ = rustix::fs::fadvise(
-                *file,
-                from,
-                std::num::NonZeroU64::new(IN_PLACE_AHEAD / 4),
-                rustix::fs::Advice::WillNeed,
-            );
-            *asked = from + IN_PLACE_AHEAD / 4;
-        }
+        ahead.advance(file, at, end);
         self.seq += 1;
         emit(Task::Data {
             path,

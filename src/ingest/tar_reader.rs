@@ -15,7 +15,7 @@
 //! the blocks here is shorter and lets every rule below be stated and tested once.
 //!
 //! What the reference readers do, and what this reader does (each rule has a
-//! crafted fixture in `tests/tar_compat.rs`, checked against GNU tar 1.34, bsdtar
+//! crafted fixture in `tests/it/ingest/tar_compat.rs`, checked against GNU tar 1.34, bsdtar
 //! 3.6 and Python's `tarfile`):
 //!
 //! * **A size on a header whose type carries no data** (hard link `1`, symbolic link
@@ -47,6 +47,8 @@
 //!   later member for the keys `mtime`, `uid` and `gid` (over the header's fields;
 //!   a member's own records win over them); GNU `L`/`K` long names and links. PAX `path`, `linkpath`,
 //!   `size`, `mtime` (exactly, to the nanosecond), `uid`, `gid` override the header.
+//!   Solaris `A` entries hold the ACL of the next member: metadata, never a file
+//!   (as bsdtar reads them; their text is not kept).
 //!   At most [`MAX_METADATA`] bytes of extended headers per member are held.
 //! * **Sparse files**: old GNU (`S`, with extension blocks) and PAX 0.0, 0.1, 1.0;
 //!   [`Member::sparse`] holds the map and [`TarReader::content`] yields the logical
@@ -58,6 +60,8 @@
 //!   bsdtar ("Retrying") do (`tarfile` stops there). A damaged first header means
 //!   the input is not a tar.
 //! * **The end**: the first zero block ends the archive (as in all three readers).
+//!   An input that ends right after a complete member, without the zero blocks,
+//!   ends it too (all three read such a tar; [`TarReader::missing_end`] tells).
 //!   Up to [`TRAILER_SCAN`] bytes after it are read: a lone zero block followed by
 //!   data, or non-zero bytes after the end-of-archive marker (another tar appended,
 //!   which only `tar --ignore-zeros` reads), are noted ([`TarReader::take_notes`]).
@@ -77,7 +81,7 @@ pub const TRAILER_SCAN: u64 = 1 << 20;
 
 /// What a member is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum MemberKind {
     /// A regular file (types `0`, NUL, `7`, old GNU sparse `S`, PAX sparse), or a
     /// hard link that carries its own data.
     File,
@@ -98,19 +102,19 @@ pub enum Kind {
     Unknown(u8),
 }
 
-impl Kind {
-    fn of(typeflag: u8) -> Kind {
+impl MemberKind {
+    fn of(typeflag: u8) -> MemberKind {
         match typeflag {
-            b'0' | 0 | b'7' | b'S' => Kind::File,
-            b'1' => Kind::HardLink,
-            b'2' => Kind::Symlink,
-            b'3' => Kind::CharDevice,
-            b'4' => Kind::BlockDevice,
-            b'5' | b'D' => Kind::Dir,
-            b'6' => Kind::Fifo,
-            b'V' => Kind::VolumeLabel,
-            b'M' => Kind::Continuation,
-            c => Kind::Unknown(c),
+            b'0' | 0 | b'7' | b'S' => MemberKind::File,
+            b'1' => MemberKind::HardLink,
+            b'2' => MemberKind::Symlink,
+            b'3' => MemberKind::CharDevice,
+            b'4' => MemberKind::BlockDevice,
+            b'5' | b'D' => MemberKind::Dir,
+            b'6' => MemberKind::Fifo,
+            b'V' => MemberKind::VolumeLabel,
+            b'M' => MemberKind::Continuation,
+            c => MemberKind::Unknown(c),
         }
     }
 }
@@ -124,7 +128,7 @@ pub struct Member {
     /// Link target of a hard or symbolic link, raw (PAX `linkpath`, GNU long link,
     /// or the header).
     pub link: Option<Vec<u8>>,
-    pub kind: Kind,
+    pub kind: MemberKind,
     /// The header's type flag byte.
     pub typeflag: u8,
     /// Permission bits (`mode & 0o7777`), when the field is readable.
@@ -235,6 +239,7 @@ pub struct TarReader<R> {
     finished: bool,
     notes: Vec<String>,
     skip: SkipFn<R>,
+    missing_end: Option<u64>,
 }
 
 impl<R: Read> TarReader<R> {
@@ -258,6 +263,7 @@ impl<R: Read> TarReader<R> {
             finished: false,
             notes: Vec::new(),
             skip,
+            missing_end: None,
         }
     }
 
@@ -272,6 +278,14 @@ impl<R: Read> TarReader<R> {
     /// [`next`]: Self::next
     pub fn take_notes(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notes)
+    }
+
+    /// Where the input ended without an end-of-archive marker, right after a
+    /// complete member (GNU tar, bsdtar and Python's tarfile read such a tar
+    /// without a word; it may also be a tar cut at a member boundary), once
+    /// [`next`](Self::next) returned `None`.
+    pub fn missing_end(&self) -> Option<u64> {
+        self.missing_end
     }
 
     pub fn into_inner(self) -> R {
@@ -401,6 +415,13 @@ impl<R: Read> TarReader<R> {
                 if self.members == 0 && at == 0 {
                     return Err(TarError::Empty);
                 }
+                if self.members > 0 && at == header_offset {
+                    // After a complete member: what GNU tar, bsdtar and tarfile
+                    // read as the end (the importer warns, see `missing_end`).
+                    self.finished = true;
+                    self.missing_end = Some(at);
+                    return Ok(None);
+                }
                 return Err(TarError::Truncated {
                     at,
                     detail: format!(
@@ -423,7 +444,7 @@ impl<R: Read> TarReader<R> {
                     return self.resync(block, at, detail).map(Some);
                 }
             };
-            if matches!(typeflag, b'x' | b'X' | b'g' | b'L' | b'K') {
+            if matches!(typeflag, b'x' | b'X' | b'g' | b'L' | b'K' | b'A') {
                 ext.bytes = ext.bytes.saturating_add(BLOCK + padded(size));
                 if ext.bytes > MAX_METADATA {
                     return Err(TarError::Corrupt {
@@ -451,7 +472,9 @@ impl<R: Read> TarReader<R> {
                         }
                     }
                     b'L' => ext.long_name = Some(until_nul(&data).to_vec()),
-                    _ => ext.long_link = Some(until_nul(&data).to_vec()),
+                    b'K' => ext.long_link = Some(until_nul(&data).to_vec()),
+                    // A Solaris ACL: metadata of the next member, as bsdtar reads it.
+                    _ => {}
                 }
                 continue;
             }
@@ -513,9 +536,9 @@ impl<R: Read> TarReader<R> {
             .and_then(parse_decimal_ns)
             .or_else(|| parse_num(&block[136..148]).map(|s| s.saturating_mul(1_000_000_000)));
         let mode = parse_num(&block[100..108]).and_then(|m| u32::try_from(m & 0o7777).ok());
-        let mut kind = Kind::of(typeflag);
-        if kind == Kind::File && typeflag != b'S' && name.ends_with(b"/") {
-            kind = Kind::Dir;
+        let mut kind = MemberKind::of(typeflag);
+        if kind == MemberKind::File && typeflag != b'S' && name.ends_with(b"/") {
+            kind = MemberKind::Dir;
         }
         // Old GNU sparse: the map is in the header and in extension blocks after it.
         let mut sparse = None;
@@ -532,35 +555,37 @@ impl<R: Read> TarReader<R> {
             }
         }
         let no_data_type = match kind {
-            Kind::Dir => typeflag != b'D',
-            Kind::HardLink
-            | Kind::Symlink
-            | Kind::CharDevice
-            | Kind::BlockDevice
-            | Kind::Fifo
-            | Kind::VolumeLabel => true,
+            MemberKind::Dir => typeflag != b'D',
+            MemberKind::HardLink
+            | MemberKind::Symlink
+            | MemberKind::CharDevice
+            | MemberKind::BlockDevice
+            | MemberKind::Fifo
+            | MemberKind::VolumeLabel => true,
             _ => false,
         };
         if no_data_type && stored > 0 {
             if self.data_follows()? {
                 let what = match kind {
-                    Kind::Dir if typeflag == b'5' => "directory",
-                    Kind::Dir => "regular-file header with a name ending in '/' (a directory)",
-                    Kind::HardLink => "hard link",
-                    Kind::Symlink => "symbolic link",
-                    Kind::CharDevice => "character device",
-                    Kind::BlockDevice => "block device",
-                    Kind::Fifo => "FIFO",
+                    MemberKind::Dir if typeflag == b'5' => "directory",
+                    MemberKind::Dir => {
+                        "regular-file header with a name ending in '/' (a directory)"
+                    }
+                    MemberKind::HardLink => "hard link",
+                    MemberKind::Symlink => "symbolic link",
+                    MemberKind::CharDevice => "character device",
+                    MemberKind::BlockDevice => "block device",
+                    MemberKind::Fifo => "FIFO",
                     _ => "volume label",
                 };
                 let note = format!("{what} header followed by {stored} bytes of data, not stored");
                 match kind {
                     // Some reference reader takes these bytes for a file's content.
-                    Kind::HardLink => disputed.push(format!(
+                    MemberKind::HardLink => disputed.push(format!(
                         "{note} (the link is, as GNU tar and Python's tarfile read it; \
                          bsdtar reads the bytes as the file's content in a PAX archive)"
                     )),
-                    Kind::Dir if matches!(typeflag, b'0' | b'7') => disputed.push(format!(
+                    MemberKind::Dir if matches!(typeflag, b'0' | b'7') => disputed.push(format!(
                         "{note} (the directory is, as GNU tar and bsdtar read it; Python's \
                          tarfile reads a file of that name holding the bytes)"
                     )),
@@ -573,7 +598,7 @@ impl<R: Read> TarReader<R> {
         // The content: none for directories (a GNU dumpdir's data is its listing) and
         // the types without data; the stored bytes for files (an old GNU sparse
         // file has its real size already) and unknown types.
-        if no_data_type || kind == Kind::Dir {
+        if no_data_type || kind == MemberKind::Dir {
             size = 0;
         } else if sparse.is_none() {
             size = stored;
@@ -581,7 +606,7 @@ impl<R: Read> TarReader<R> {
         self.data_left = stored;
         self.pad_left = padded(stored) - stored;
         let mut data_offset = self.position();
-        if kind == Kind::File && typeflag != b'S' && problem.is_none() {
+        if kind == MemberKind::File && typeflag != b'S' && problem.is_none() {
             match pax_sparse(&pax) {
                 Ok(None) => {}
                 Ok(Some(PaxSparse::Map(map, real))) => {
@@ -774,6 +799,9 @@ impl<R: Read> TarReader<R> {
         let mut numbers: Vec<u64> = Vec::new();
         let mut want: Option<usize> = None;
         let mut cur = String::new();
+        // A line starting with '#' is a comment (bsdtar skips them).
+        let mut comment = false;
+        let mut line_start = true;
         loop {
             if self.data_left < BLOCK {
                 return Ok(Err("sparse map cut short".into()));
@@ -788,6 +816,14 @@ impl<R: Read> TarReader<R> {
             }
             self.data_left -= BLOCK;
             for &b in block.iter() {
+                if line_start && b == b'#' {
+                    comment = true;
+                }
+                line_start = b == b'\n';
+                if comment {
+                    comment = b != b'\n';
+                    continue;
+                }
                 if b == b'\n' {
                     let Ok(n) = cur.parse::<u64>() else {
                         return Ok(Err("bad number in sparse map".into()));
@@ -1121,11 +1157,16 @@ fn pax_sparse(pax: &[(String, Vec<u8>)]) -> Result<Option<PaxSparse>, String> {
     let major = text("GNU.sparse.major").map(str::trim);
     let minor = text("GNU.sparse.minor").map(str::trim);
     if major == Some("1") && minor == Some("0") {
+        // GNU tar writes `realsize`; bsdtar takes `size` as well (other writers).
         let real = number("GNU.sparse.realsize")?
+            .or(number("GNU.sparse.size")?)
             .ok_or("PAX sparse file (format 1.0) without GNU.sparse.realsize")?;
         return Ok(Some(PaxSparse::InData(real)));
     }
-    if major.is_some() || minor.is_some() {
+    // Versions 0.0 and 0.1 carry their map in the records; some writers name the
+    // version too (bsdtar reads them by the records).
+    let zero = major.is_none_or(|m| m == "0") && minor.is_none_or(|m| m == "0" || m == "1");
+    if !zero {
         return Err(format!(
             "PAX sparse format {}.{} is not supported",
             major.unwrap_or("?"),
@@ -1326,6 +1367,40 @@ mod tests {
         let mut out = Vec::new();
         r.content().read_to_end(&mut out).unwrap();
         assert_eq!(out, b"\0\0AAAA\0\0BB\0\0");
+    }
+
+    #[test]
+    fn sparse_map_of_format_1_0_with_a_comment() {
+        let mut block = b"# written by some tool\n1\n0\n3\n".to_vec();
+        block.resize(512, 0);
+        block.extend_from_slice(b"abc");
+        let mut r = TarReader::new(&block[..]);
+        r.data_left = block.len() as u64;
+        assert_eq!(r.read_sparse_map().unwrap().unwrap(), vec![(0, 3)]);
+    }
+
+    #[test]
+    fn pax_sparse_versions_named_with_their_records() {
+        let recs = |v: &[(&str, &str)]| -> Vec<(String, Vec<u8>)> {
+            v.iter()
+                .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+                .collect()
+        };
+        let r = recs(&[
+            ("GNU.sparse.major", "0"),
+            ("GNU.sparse.minor", "1"),
+            ("GNU.sparse.size", "10"),
+            ("GNU.sparse.map", "0,2,8,2"),
+        ]);
+        assert!(matches!(pax_sparse(&r), Ok(Some(PaxSparse::Map(m, 10))) if m.len() == 2));
+        let r = recs(&[
+            ("GNU.sparse.major", "1"),
+            ("GNU.sparse.minor", "0"),
+            ("GNU.sparse.size", "10"),
+        ]);
+        assert!(matches!(pax_sparse(&r), Ok(Some(PaxSparse::InData(10)))));
+        let r = recs(&[("GNU.sparse.major", "2"), ("GNU.sparse.minor", "0")]);
+        assert!(pax_sparse(&r).is_err());
     }
 
     #[test]

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use super::{decompress::Compression, Event, IngestOptions, Summary, ZipSource};
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::format::layout::Layout;
-use crate::core::output::{install, remove_stale_temps, temp_name};
+use crate::core::output::{install_archive, remove_stale_temps, temp_name};
 use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 
 /// Tar names that say the tar is compressed (Python barecat's list, and zstd).
@@ -191,7 +191,7 @@ pub fn wrap(
             }
             Layout::remove(output)?;
         }
-        install(&temp, output, &mut || {})
+        install_archive(&temp, output, &mut || {})
     })();
     if let Err(e) = installed {
         let _ = Layout::remove(&temp);
@@ -205,5 +205,5 @@ fn link_shard(archive: &Path, target: &PathBuf) -> Result<()> {
     let shard = Layout::current(archive).shard_path(0);
     let _ = std::fs::remove_file(&shard);
     std::os::unix::fs::symlink(target, &shard).at(&shard)?;
-    crate::core::shards::sync_dir(&shard)
+    crate::core::output::sync_dir(&shard)
 }

@@ -1,12 +1,14 @@
 //! Zip files: every compression method the `zip` crate reads (stored, deflate,
-//! deflate64, bzip2, lzma, xz, zstd), zip64, directories, unix modes and times.
+//! deflate64, bzip2, lzma, xz, zstd, PPMd), zip64, directories, unix modes and
+//! times, data before the zip (self-extracting archives) and padding around its
+//! central directory.
 //!
 //! Entries are read in central-directory order and decompressed on the reader
 //! threads, each with its own handle on the file.
 //!
 //! * Names ending in `/` are directories (a trailing backslash does not make one,
 //!   as in unzip and Python's zipfile). Names are UTF-8 when they are valid UTF-8,
-//!   else decoded as CP437 (the zip default).
+//!   else decoded as CP437 (the zip default) or from `--name-encoding`.
 //! * A name written on a file system where a backslash cannot be part of a name
 //!   (the entry's host is MS-DOS/FAT, NTFS or OS/2 HPFS) that holds backslashes and
 //!   no slash uses them as path separators (as some Windows tools write): they
@@ -21,6 +23,10 @@
 //! * `mtime_ns` is the extended-timestamp extra field (UTC seconds) when present;
 //!   otherwise the DOS date and time, which carry no time zone and are read in the
 //!   local time zone (`TZ`), as Info-ZIP's unzip and Python's zipfile do.
+//! * Deflated entries larger than the streaming threshold, and any whose data
+//!   runs past its declared size, are inflated to the end of their deflate
+//!   stream: a member over 4 GiB written without zip64 (its size declared
+//!   modulo 4 GiB) is stored whole, as bsdtar extracts it; the CRC-32 decides.
 //! * Symbolic links are skipped and counted, or reported ([`SymlinkPolicy`]);
 //!   encrypted entries, unsupported methods and CRC errors are reported and skipped.
 
@@ -376,6 +382,7 @@ fn produce(
             }
         }
     }
+    let mut cp437_names = 0u64;
     for i in 0..archive.len() {
         let entry = match archive.by_index_data(i) {
             Ok(e) => e,
@@ -388,9 +395,27 @@ fn produce(
                 return;
             }
         };
-        let shown = match entry.name() {
-            Ok(n) => n.into_owned(),
-            Err(_) => String::from_utf8_lossy(entry.name_raw()).into_owned(),
+        let raw_name = entry.name_raw();
+        let shown = if std::str::from_utf8(raw_name).is_ok() {
+            String::from_utf8_lossy(raw_name).into_owned()
+        } else if let Some(enc) = opts.name_encoding {
+            match enc.decode(raw_name) {
+                Some(n) => n,
+                None => {
+                    let detail = format!(
+                        "member name is neither UTF-8 nor valid {} (--name-encoding); skipped",
+                        enc.name()
+                    );
+                    if !emit(Task::Item(Item::Problem(Problem::new(raw_name, detail)))) {
+                        return;
+                    }
+                    continue;
+                }
+            }
+        } else {
+            // The zip standard's encoding for names without the UTF-8 flag.
+            cp437_names += 1;
+            super::formats::names::decode_cp437(raw_name)
         };
         // Written on a file system where '\' cannot be part of a name (FAT, NTFS,
         // HPFS) and without any '/': the backslashes are path separators.
@@ -476,6 +501,16 @@ fn produce(
             return;
         }
     }
+    if cp437_names > 0 {
+        let note = format!(
+            "{name}: {cp437_names} member name{} without the UTF-8 flag and not UTF-8 read \
+             as CP437 (the zip standard's encoding); if the zip was made on a system with \
+             another encoding, --name-encoding ENC decodes them (e.g. cp866, cp1251, \
+             shift_jis)",
+            if cp437_names == 1 { "" } else { "s" }
+        );
+        emit(Task::Item(Item::Notice(note)));
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -505,12 +540,23 @@ fn load(
     }
     meta.mode = meta.mode.map(|m| (m & !S_IFMT) | S_IFREG);
     let size = entry.size();
+    let deflated = entry.compression() == zip::CompressionMethod::Deflated;
+    if deflated && size > threshold {
+        drop(entry);
+        let ticket = out.reserve(seq, 0);
+        return inflate_to_end(archive, seq, index, path, meta, &shown, out, ticket);
+    }
     if size <= threshold {
         let Some(ticket) = out.reserve(seq, size) else {
             return;
         };
         let mut data = Vec::with_capacity(size as usize);
-        let item = match entry.read_to_end(&mut data) {
+        let read = entry.read_to_end(&mut data);
+        if deflated && read.as_ref().is_err_and(larger_than_declared) {
+            drop(entry);
+            return inflate_to_end(archive, seq, index, path, meta, &shown, out, Some(ticket));
+        }
+        let item = match read {
             Ok(n) if n as u64 == size => {
                 let crc = crc::crc32c(&data);
                 Item::File {
@@ -573,6 +619,98 @@ fn load(
             "holds more than the {size} bytes its header says; skipped"
         )),
         Err(e) => fail(format!("cannot read: {e}; skipped")),
+    }
+}
+
+/// The zip crate's error for an entry whose data goes on past its declared size.
+fn larger_than_declared(e: &io::Error) -> bool {
+    e.to_string()
+        .contains("larger than its declared uncompressed size")
+}
+
+/// The data of a deflated entry, inflated to the end of its deflate stream
+/// whatever size its headers declare, checked against its CRC-32, and sent as a
+/// file of the length found. A member over 4 GiB written without zip64 declares
+/// its size modulo 4 GiB: such a size is accepted (as bsdtar accepts it, comparing
+/// the low 32 bits), any other difference is reported. Large deflated entries go
+/// this way, so that the file's length need not be trusted before it is read.
+#[allow(clippy::too_many_arguments)]
+fn inflate_to_end(
+    archive: &mut ZipArchive<PRead>,
+    seq: u64,
+    index: usize,
+    path: String,
+    meta: Meta,
+    shown: &str,
+    out: &Outlet,
+    ticket: Option<pipeline::Ticket>,
+) {
+    let Some(ticket) = ticket else {
+        return;
+    };
+    let problem = |detail: String| Problem::new(shown, detail);
+    let raw = match archive.by_index_raw(index) {
+        Ok(e) => e,
+        Err(e) => {
+            out.send(
+                seq,
+                Item::Problem(problem(format!("cannot read: {e}; skipped"))),
+                ticket,
+            );
+            return;
+        }
+    };
+    let (declared, expected) = (raw.size(), raw.crc32());
+    let (tx, rx) = bounded::<Chunk>(2);
+    if !out.send(
+        seq,
+        Item::OpenStream {
+            path,
+            meta,
+            chunks: rx,
+        },
+        ticket,
+    ) {
+        return;
+    }
+    let mut inflater = flate2::read::DeflateDecoder::new(raw);
+    let mut crc = crc32fast::Hasher::new();
+    let mut total = 0u64;
+    loop {
+        let mut chunk = vec![0u8; CHUNK];
+        let mut n = 0;
+        while n < chunk.len() {
+            match inflater.read(&mut chunk[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let _ = tx.send(Chunk::Failed(problem(format!("cannot read: {e}; skipped"))));
+                    return;
+                }
+            }
+        }
+        if n == 0 {
+            break;
+        }
+        chunk.truncate(n);
+        crc.update(&chunk);
+        total += n as u64;
+        if tx.send(Chunk::Data(chunk)).is_err() {
+            return;
+        }
+    }
+    let detail = if crc.finalize() != expected {
+        Some("its data does not match its CRC-32 (corrupt); skipped".to_string())
+    } else if total != declared && total & 0xffff_ffff != declared & 0xffff_ffff {
+        Some(format!(
+            "holds {total} bytes instead of the {declared} its header says; skipped"
+        ))
+    } else {
+        None
+    };
+    if let Some(d) = detail {
+        let _ = tx.send(Chunk::Failed(problem(d)));
     }
 }
 

@@ -1,4 +1,4 @@
-//! `barecat find`: Python barecat's `find` (spec §12.1), streamed.
+//! `barecat find`: Python barecat's `find` (docs/FORMAT.md §8.4), streamed.
 //!
 //! Files are printed first, then directories (the root as `.`), each in the order
 //! Python's queries yield them: by path when the start path or the `-path` pattern
@@ -29,7 +29,7 @@ use super::python::trailing_slash_rule;
 
 /// Which entries `-type` keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum EntryKind {
     File,
     Dir,
 }
@@ -42,7 +42,7 @@ pub struct FindOptions {
     /// `-path`/`-wholename`: SQLite GLOB pattern on the whole path.
     pub path: Option<String>,
     /// `-type`.
-    pub kind: Option<Kind>,
+    pub kind: Option<EntryKind>,
     /// `-size`: comparison with the size (a directory's total for directories).
     pub size: Option<(Cmp, i64)>,
     /// `-maxdepth`.
@@ -147,7 +147,10 @@ pub fn find(archive: &Archive, start: &str, opts: &FindOptions, out: &mut dyn Wr
     };
     let end: &[u8] = if opts.print0 { b"\0" } else { b"\n" };
     let mut page: Vec<u8> = Vec::with_capacity(1 << 16);
-    for (table, kind) in [(Table::Files, Kind::File), (Table::Dirs, Kind::Dir)] {
+    for (table, kind) in [
+        (Table::Files, EntryKind::File),
+        (Table::Dirs, EntryKind::Dir),
+    ] {
         if opts.kind.is_some_and(|k| k != kind) {
             continue;
         }
@@ -171,7 +174,7 @@ pub fn find(archive: &Archive, start: &str, opts: &FindOptions, out: &mut dyn Wr
                 page.extend_from_slice(end);
                 Ok(())
             })?;
-            out.write_all(&page).map_err(|e| Error::io("<output>", e))?;
+            out.write_all(&page).map_err(Error::output)?;
             page.clear();
             if !more {
                 break;

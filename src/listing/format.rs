@@ -1,6 +1,6 @@
 //! Line formats shared by the listing commands: `ls -l`-style long lines, times,
 //! owner names and JSON lines, in our own flavour (`barecat ls`) and in Python
-//! barecat's (`barecat list`, spec §12.1), which scripts parse.
+//! barecat's (`barecat list`, docs/FORMAT.md §8.4), which scripts parse.
 
 use std::collections::HashMap;
 use std::ffi::CStr;

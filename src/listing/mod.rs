@@ -4,7 +4,7 @@
 //!   directories are listed, problems on stderr and exit status 1), `-R` in path
 //!   order, globs in path order, `--json` with every column.
 //! * [`python::list`]: `barecat list` (`l`, `t`), the output of Python barecat's
-//!   `list`/`ls` byte for byte (spec §12.1).
+//!   `list`/`ls` byte for byte (docs/FORMAT.md §8.4).
 //! * [`find`] and [`tree`]: `barecat find` and `barecat tree`, Python barecat's.
 //!
 //! All of them stream: entries are written as the paged scans and walks of
@@ -47,7 +47,7 @@ pub struct ListOptions {
 }
 
 fn out_err(e: std::io::Error) -> Error {
-    Error::io("<output>", e)
+    Error::output(e)
 }
 
 struct Printer<'a> {

@@ -1,5 +1,5 @@
-//! Glob listings in the order Python barecat's `list` prints them (spec §12.1,
-//! §12.4).
+//! Glob listings in the order Python barecat's `list` prints them (docs/FORMAT.md §8.4,
+//! §8.2).
 //!
 //! Python barecat matches a pattern in two steps: a query finds candidates, then
 //! the exact glob (Python `glob` semantics, hidden entries excluded) filters them.
@@ -220,7 +220,7 @@ pub fn sql_glob_prefix(pattern: &str) -> &str {
 }
 
 /// A Python glob pattern as an SQLite GLOB pattern that matches at least the same
-/// paths (spec §12.4): `[!…]` becomes `[^…]`, a class of carets only becomes a
+/// paths (docs/FORMAT.md §8.2): `[!…]` becomes `[^…]`, a class of carets only becomes a
 /// literal `^`, leading carets of a class move to its end, an unclosed `[` and an
 /// empty negated class `[!]` become literal.
 pub fn glob_to_sqlite(pat: &str) -> String {

@@ -1,5 +1,5 @@
 //! `barecat list` (aliases `l`, `t`): Python barecat's `list`/`ls`, line for line
-//! (spec §12.1), for the scripts written against it.
+//! (docs/FORMAT.md §8.4), for the scripts written against it.
 //!
 //! * A path ending in `/` (not `**/`) becomes `PATH/**`. A path with `*`, `?` or `[`
 //!   is a glob: the matches with full paths (directories with a trailing `/` in
@@ -16,7 +16,7 @@
 //!
 //! Where Python barecat is wrong we are not: a missing path prints Python's line
 //! `ls: PATH: No such file or directory` on stdout as it does, but the exit status
-//! is then 1, not 0 (spec §15.20), also with `-R` (where Python prints nothing);
+//! is then 1, not 0 (docs/FORMAT.md §11.20), also with `-R` (where Python prints nothing);
 //! user and group names are looked up in separate tables (Python shares one, so a
 //! group can show a user's name).
 
@@ -50,7 +50,7 @@ struct Printer<'a> {
 
 impl Printer<'_> {
     fn entry(&mut self, entry: &Entry, name: &str) -> Result<()> {
-        let out_err = |e| Error::io("<output>", e);
+        let out_err = Error::output;
         if self.opts.jsonl {
             return writeln!(self.out, "{}", py_json_line(entry)).map_err(out_err);
         }
@@ -70,7 +70,7 @@ impl Printer<'_> {
     }
 
     fn line(&mut self, text: &str) -> Result<()> {
-        writeln!(self.out, "{text}").map_err(|e| Error::io("<output>", e))
+        writeln!(self.out, "{text}").map_err(Error::output)
     }
 }
 
@@ -182,7 +182,7 @@ fn walk_file_paths(archive: &Archive, start: DirInfo, out: &mut dyn Write) -> Re
                     page.push(b'\n');
                     Ok(())
                 })?;
-                out.write_all(&page).map_err(|e| Error::io("<output>", e))?;
+                out.write_all(&page).map_err(Error::output)?;
                 page.clear();
                 if !more {
                     break;

@@ -1,4 +1,4 @@
-//! `barecat tree`: Python barecat's `tree` (spec §12.1), streamed.
+//! `barecat tree`: Python barecat's `tree` (docs/FORMAT.md §8.4), streamed.
 //!
 //! The first line is the start path (without a trailing `/`) or `.`; then, level by
 //! level, a directory's subdirectories (by name, each followed by its own subtree),
@@ -7,7 +7,7 @@
 //! `-L N` shows N levels; `-d` leaves files out (and the file count).
 //!
 //! Unlike Python barecat, counts of one are singular (`1 directory, 1 file`; Python
-//! prints `1 directories, 1 files`, spec §15.20), and a start path that is not a
+//! prints `1 directories, 1 files`, docs/FORMAT.md §11.20), and a start path that is not a
 //! directory is an error (Python prints the path and `1 directories, 0 files`).
 
 use std::io::Write;
@@ -39,7 +39,7 @@ pub fn tree(
 ) -> Result<(u64, u64)> {
     let shown = start.trim_end_matches('/');
     let dir = dir_info(archive, &mpath::normalize(shown))?;
-    let out_err = |e| Error::io("<output>", e);
+    let out_err = Error::output;
     writeln!(out, "{}", if shown.is_empty() { "." } else { shown }).map_err(out_err)?;
     let walk = Walk::new(
         archive,

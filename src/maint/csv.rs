@@ -1,4 +1,4 @@
-//! The file rows of an index as CSV (spec §12.1 `index-to-csv`): a header, then
+//! The file rows of an index as CSV (docs/FORMAT.md §8.4 `index-to-csv`): a header, then
 //! every file ordered by path; columns `path, shard, offset, size, crc32c`; text in
 //! double quotes (inner quotes doubled), numbers bare, NULL as `""`, lines ending
 //! in CRLF. Values are written as stored, so even a damaged row is shown.
@@ -32,7 +32,7 @@ fn field(v: ValueRef<'_>) -> String {
 /// shared paged scan (one statement over every row would hold SQLite's memory
 /// growing with the index).
 pub fn write_csv(archive: &Archive, out: &mut dyn Write) -> Result<()> {
-    let oe = |e| Error::io("<output>", e);
+    let oe = Error::output;
     out.write_all(b"\"path\",\"shard\",\"offset\",\"size\",\"crc32c\"\r\n")
         .map_err(oe)?;
     // The scan's columns start with path, shard, offset, size, crc32c: the CSV's.

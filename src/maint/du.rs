@@ -1,12 +1,11 @@
 //! `du`-like sizes from the directory statistics: every directory's total comes
 //! straight from its `dirs` row (no file is visited unless files are listed too).
 //!
-//! Output format (spec §12.1 `du`): `SIZE<TAB>PATH` lines sorted by descending
+//! Output format (as Python barecat's `du`): `SIZE<TAB>PATH` lines sorted by descending
 //! number of `/` in the path, then by path; the root is printed as `.`.
 
 use std::io::Write;
 
-use rusqlite::types::ValueRef;
 use serde::Serialize;
 
 use crate::core::archive::Archive;
@@ -41,7 +40,7 @@ struct JsonLine<'a> {
 }
 
 fn out_err(e: std::io::Error) -> Error {
-    Error::io("<output>", e)
+    Error::output(e)
 }
 
 fn line(
@@ -58,7 +57,7 @@ fn line(
             size,
             files,
         };
-        let text = serde_json::to_string(&j).map_err(|e| Error::io("<output>", e.into()))?;
+        let text = serde_json::to_string(&j).map_err(|e| Error::output(e.into()))?;
         return writeln!(out, "{text}").map_err(out_err);
     }
     let shown = if path.is_empty() { "." } else { path };
@@ -98,55 +97,12 @@ pub fn du(archive: &Archive, path: &str, opts: &DuOptions, out: &mut dyn Write) 
         );
     }
     let max_depth = opts.max_depth.map(|n| depth(&path) + n);
-    let (lo, hi) = mpath::subtree_range(&path).unwrap_or_default();
-    let scope = if path.is_empty() {
-        "1"
-    } else {
-        "(path = :p OR (path >= :lo AND path < :hi))"
-    };
-    let slashes = "length(path) - length(replace(path, '/', ''))";
-    let mut sql = format!(
-        "SELECT path, size_tree, num_files_tree, 1 AS is_dir, {slashes} AS slashes \
-         FROM dirs WHERE {scope}"
-    );
-    if opts.all {
-        sql +=
-            &format!(" UNION ALL SELECT path, size, NULL, 0, {slashes} FROM files WHERE {scope}");
-    }
-    sql += " ORDER BY slashes DESC, path";
     archive.with_index(|i| {
-        let p = i.path();
-        let mut stmt = i.conn().prepare(&sql).map_err(|e| Error::sqlite(p, e))?;
-        let mut named: Vec<(&str, &dyn rusqlite::ToSql)> = Vec::new();
-        if !path.is_empty() {
-            named.push((":p", &path));
-            named.push((":lo", &lo));
-            named.push((":hi", &hi));
-        }
-        let mut rows = stmt
-            .query(named.as_slice())
-            .map_err(|e| Error::sqlite(p, e))?;
-        while let Some(r) = rows.next().map_err(|e| Error::sqlite(p, e))? {
-            let text = match r.get_ref(0).map_err(|e| Error::sqlite(p, e))? {
-                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                _ => continue,
-            };
-            if max_depth.is_some_and(|m| depth(&text) > m) {
-                continue;
+        i.each_size_deepest_first(&path, opts.all, &mut |s| {
+            if max_depth.is_some_and(|m| depth(&s.path) > m) {
+                return Ok(());
             }
-            let int = |k: usize| match r.get_ref(k) {
-                Ok(ValueRef::Integer(v)) => Some(v),
-                Ok(ValueRef::Real(f)) => Some(f as i64),
-                _ => None,
-            };
-            let is_dir = int(3) == Some(1);
-            let files = if is_dir {
-                Some(int(2).unwrap_or(0))
-            } else {
-                None
-            };
-            line(out, opts, &text, int(1).unwrap_or(0), files)?;
-        }
-        Ok(())
+            line(out, opts, &s.path, s.size.unwrap_or(0), s.files)
+        })
     })
 }

@@ -27,7 +27,7 @@ const TAR_EXTENSIONS: [&str; 9] = [
 /// Tell a barecat archive from a tar or zip file, by content first and by name when
 /// the content says nothing. A path where nothing exists is an error.
 pub fn classify(path: &Path) -> Result<InputKind> {
-    if crate::core::location::is_url(path) {
+    if crate::core::location::is_remote(path) {
         // A remote input is read as an archive (tar and zip inputs are local).
         return Ok(InputKind::Barecat);
     }
@@ -110,7 +110,7 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// Error if `input` is the archive at `output` (the same index file, whatever
 /// the names).
 pub fn check_not_output(input: &Path, output: &Path) -> Result<()> {
-    if crate::core::location::is_url(input) {
+    if crate::core::location::is_remote(input) {
         return Ok(()); // the output is local
     }
     let (i, o) = (Layout::resolve(input), Layout::resolve(output));

@@ -26,11 +26,11 @@ use serde::Serialize;
 
 use crate::core::archive::Archive;
 use crate::core::crc;
-use crate::core::entry::{FileInfo, Order};
+use crate::core::entry::{FileInfo, FileOrder};
 use crate::core::error::{Error, Result};
 use crate::core::format::layout::Layout;
 use crate::core::glob::PathFilter;
-use crate::core::output::{install, remove_stale_temps, temp_name};
+use crate::core::output::{install_archive, remove_stale_temps, temp_name};
 use crate::core::path::{self as mpath, printable};
 use crate::core::progress::Progress;
 use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
@@ -164,10 +164,14 @@ pub fn plan_duplicates(
         streams.push(Stream {
             source: k,
             is_dir: false,
-            iter: Box::new(archive.files(Order::Path, "").filter_map(move |r| match r {
-                Ok(f) => map.file(&f.path).map(Ok),
-                Err(e) => Some(Err(e)),
-            })),
+            iter: Box::new(
+                archive
+                    .files(FileOrder::Path, "")
+                    .filter_map(move |r| match r {
+                        Ok(f) => map.file(&f.path).map(Ok),
+                        Err(e) => Some(Err(e)),
+                    }),
+            ),
         });
         // With a filter, the directories are those of the files taken: a clash
         // with a file is found when it is written (and undoes the merge).
@@ -408,7 +412,10 @@ pub fn merge(
     }
     // The inputs' shards stay open once read.
     let mut shards = 0;
-    for p in inputs.iter().filter(|p| !crate::core::location::is_url(p)) {
+    for p in inputs
+        .iter()
+        .filter(|p| !crate::core::location::is_remote(p))
+    {
         shards += Layout::resolve(p).shard_files()?.len();
     }
     crate::maint::fds::ensure_open_files(shards)?;
@@ -575,7 +582,7 @@ pub fn merge(
                 Layout::remove(output)?;
                 step();
             }
-            install(t, output, &mut step)
+            install_archive(t, output, &mut step)
         })();
         if let Err(e) = r {
             let _ = Layout::remove(t);
@@ -615,7 +622,7 @@ fn copy_archive(
         None => None,
         Some(_) => {
             let mut needed = HashSet::new();
-            for fi in src.files(Order::Path, "") {
+            for fi in src.files(FileOrder::Path, "") {
                 let fi = fi?;
                 if map.file(&fi.path).is_some() {
                     for a in mpath::ancestors(&fi.path) {
@@ -640,7 +647,7 @@ fn copy_archive(
     }
     let mut run = Run::default();
     let mut buf = Vec::new();
-    for fi in src.files(Order::Address, "") {
+    for fi in src.files(FileOrder::Address, "") {
         let mut fi = fi?;
         let Some(to) = map.file(&fi.path) else {
             continue;

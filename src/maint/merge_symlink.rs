@@ -19,8 +19,8 @@ use crate::core::archive::Archive;
 use crate::core::error::{Error, Result};
 use crate::core::format::layout::Layout;
 use crate::core::index::Index;
+use crate::core::output::sync_dir;
 use crate::core::output::{remove_stale_temps, temp_name};
-use crate::core::shards::sync_dir;
 use crate::maint::inputs::{check_not_output, classify, open_barecat, InputKind};
 use crate::maint::merge::{MergeOptions, PathMap};
 
@@ -83,7 +83,7 @@ pub fn merge_symlink(
     }
     let mut list = Vec::with_capacity(inputs.len());
     for p in inputs {
-        if crate::core::location::is_url(p) {
+        if crate::core::location::is_remote(p) {
             return Err(Error::UnsupportedInput {
                 path: p.clone(),
                 detail: "a symlink merge needs local inputs (links cannot point at a remote \
@@ -179,45 +179,27 @@ fn build_index(
     sidecar: bool,
 ) -> Result<SymlinkMergeReport> {
     let index = Index::open_write(temp, true)?;
-    let p = temp.to_path_buf();
-    let conn = index.conn();
-    let sql = |e| Error::sqlite(&p, e);
     // A private file until it is renamed into place: no journal sync needed.
-    conn.execute_batch("PRAGMA synchronous = OFF")
-        .map_err(sql)?;
+    index.set_synchronous_off()?;
     index.set_bulk_mode(true)?;
-    conn.execute_batch("BEGIN").map_err(sql)?;
+    index.begin()?;
     index.set_use_triggers(false)?;
-    conn.execute_batch("COMMIT").map_err(sql)?;
+    index.commit()?;
     let mut report = SymlinkMergeReport {
         inputs: list.len(),
         ..SymlinkMergeReport::default()
     };
     let mut base = 0u64;
     for (k, input) in list.iter().enumerate() {
-        conn.execute(
-            "ATTACH DATABASE ?1 AS src",
-            [FileName(input.layout.index())],
-        )
-        .map_err(sql)?;
+        index.attach(input.layout.index(), "src")?;
         let r = (|| -> Result<()> {
-            conn.execute_batch("BEGIN").map_err(sql)?;
+            index.begin()?;
             let prefix = input.prefix.as_str();
             for a in crate::core::path::ancestors(prefix).filter(|a| !a.is_empty()) {
-                conn.execute("INSERT OR IGNORE INTO main.dirs (path) VALUES (?1)", [a])
-                    .map_err(sql)?;
+                index.ensure_dir_row(a)?;
             }
             if !ignore_duplicates && k > 0 {
-                let dup: Option<(String, i64)> = conn
-                    .query_row(
-                        "SELECT m.path, m.shard FROM src.files s JOIN main.files m \
-                         ON m.path = (CASE WHEN ?1 = '' THEN s.path ELSE ?1 || '/' || s.path END) \
-                         LIMIT 1",
-                        [prefix],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .ok();
-                if let Some((path, shard)) = dup {
+                if let Some((path, shard)) = index.first_attached_duplicate("src", prefix) {
                     let first = owner(list, shard.max(0) as u64);
                     return Err(Error::DuplicatePath {
                         path,
@@ -226,73 +208,36 @@ fn build_index(
                     });
                 }
             }
-            let added = conn
-                .execute(
-                    "INSERT OR IGNORE INTO main.files \
-                     (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) \
-                     SELECT CASE WHEN ?2 = '' THEN path ELSE ?2 || '/' || path END, \
-                            shard + ?1, offset, size, crc32c, mode, uid, gid, mtime_ns \
-                     FROM src.files ORDER BY rowid",
-                    rusqlite::params![base as i64, prefix],
-                )
-                .map_err(sql)? as u64;
+            let added = index.copy_attached_files("src", base, prefix)?;
             report.files += added;
             report.duplicates_skipped += input.files.saturating_sub(added);
-            conn.execute(
-                "INSERT INTO main.dirs (path, mode, uid, gid, mtime_ns) \
-                 SELECT CASE WHEN ?1 = '' THEN path WHEN path = '' THEN ?1 \
-                             ELSE ?1 || '/' || path END, \
-                        mode, uid, gid, mtime_ns FROM src.dirs WHERE path != '' OR ?1 != '' \
-                 ORDER BY rowid \
-                 ON CONFLICT (path) DO UPDATE SET \
-                     mode = coalesce(dirs.mode, excluded.mode), \
-                     uid = coalesce(dirs.uid, excluded.uid), \
-                     gid = coalesce(dirs.gid, excluded.gid), \
-                     mtime_ns = coalesce(dirs.mtime_ns, excluded.mtime_ns)",
-                [prefix],
-            )
-            .map_err(sql)?;
+            index.merge_attached_dirs("src", prefix)?;
             if k == 0 && prefix.is_empty() {
-                conn.execute(
-                    "UPDATE main.dirs SET (mode, uid, gid, mtime_ns) = \
-                     (SELECT mode, uid, gid, mtime_ns FROM src.dirs WHERE path = '') \
-                     WHERE path = '' AND EXISTS (SELECT 1 FROM src.dirs WHERE path = '')",
-                    [],
-                )
-                .map_err(sql)?;
+                index.copy_root_meta("src")?;
             }
-            conn.execute_batch("COMMIT").map_err(sql)
+            index.commit()
         })();
         if r.is_err() {
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = index.rollback();
         }
-        conn.execute_batch("DETACH DATABASE src").map_err(sql)?;
+        index.detach("src")?;
         r?;
         base += input.shards.len() as u64;
     }
     report.shards = base;
-    conn.execute_batch("BEGIN").map_err(sql)?;
+    index.begin()?;
     let r = (|| -> Result<()> {
-        let clash: Option<String> = conn
-            .query_row(
-                "SELECT path FROM files WHERE path IN (SELECT path FROM dirs) LIMIT 1",
-                [],
-                |r| r.get(0),
-            )
-            .ok();
-        if let Some(path) = clash {
+        if let Some(path) = index.first_file_dir_clash() {
             return Err(Error::InvalidOperation(format!(
                 "{path}: a file in one input but a directory in another"
             )));
         }
         index.rebuild_statistics()?;
-        report.dirs = conn
-            .query_row("SELECT count(*) FROM dirs", [], |r| r.get::<_, i64>(0))
-            .map_err(sql)? as u64;
-        conn.execute_batch("COMMIT").map_err(sql)
+        report.dirs = index.count_dirs()?;
+        index.commit()
     })();
     if r.is_err() {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = index.rollback();
     }
     r?;
     index.set_bulk_mode(false)?;
@@ -304,18 +249,6 @@ fn build_index(
         .and_then(|f| f.sync_all())
         .map_err(|e| Error::io(temp, e))?;
     Ok(report)
-}
-
-/// A file name bound as SQL text, byte for byte (it need not be UTF-8).
-struct FileName<'a>(&'a Path);
-
-impl rusqlite::ToSql for FileName<'_> {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        use std::os::unix::ffi::OsStrExt;
-        Ok(rusqlite::types::ToSqlOutput::Borrowed(
-            rusqlite::types::ValueRef::Text(self.0.as_os_str().as_bytes()),
-        ))
-    }
 }
 
 /// The input whose shards include merged shard number `shard`.

@@ -7,7 +7,6 @@
 
 pub mod csv;
 pub mod defrag;
-pub mod defrag_smart;
 pub mod du;
 pub mod inputs;
 pub mod merge;

@@ -1,5 +1,5 @@
 //! Export of the directory tree in ncdu's JSON export format (version 1.1), for
-//! `ncdu -f FILE` (spec §12.1 `to-ncdu-json`).
+//! `ncdu -f FILE` (docs/FORMAT.md §8.4 `to-ncdu-json`).
 //!
 //! Each directory is an array: its own object, then its files, then its
 //! subdirectories, each in row order as Python barecat writes them. Strings are
@@ -42,7 +42,7 @@ pub fn json_ascii(s: &str) -> String {
 }
 
 fn out_err(e: std::io::Error) -> Error {
-    Error::io("<output>", e)
+    Error::output(e)
 }
 
 /// Write the whole tree of `archive` to `out`.

@@ -1,4 +1,4 @@
-//! Resharding: repack an archive to a new shard size limit (spec §8.6), in place.
+//! Resharding: repack an archive to a new shard size limit, in place.
 //!
 //! The files are packed in address order with the writer's rule (a file starts a
 //! new shard when it would cross the limit), which is where Python barecat's
@@ -35,10 +35,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::core::error::{Error, IoContext, Result, SqlContext};
+use crate::core::error::{Error, IoContext, Result};
 use crate::core::format::layout::Layout;
+use crate::core::output::sync_dir;
 use crate::core::progress::Progress;
-use crate::core::shards::{sync_dir, truncate_unless_mapped};
+use crate::core::shards::truncate_unless_mapped;
 use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::maint::defrag::{
     each_extent_page, extents_page, Direction, Ext, ExtentCheck, Mover, Steps, Tuning,
@@ -168,14 +169,10 @@ pub fn reshard(path: &Path, opts: &ReshardOptions, progress: &Progress) -> Resul
         Ok(())
     })?;
     if let Some(big) = big {
-        let name: String = index
-            .conn()
-            .query_row(
-                "SELECT path FROM files WHERE rowid = ?1",
-                [big.rowid],
-                |r| r.get(0),
-            )
-            .at(index.path())?;
+        let name = index
+            .file_by_id(big.rowid)?
+            .map(|f| f.path)
+            .unwrap_or_default();
         // Nothing changed: the sidecar removed when the writer opened goes back.
         writer.restore_sidecar();
         return Err(Error::InvalidOperation(format!(
@@ -384,15 +381,7 @@ fn renumber(
     temp: &Path,
     steps: &Steps,
 ) -> Result<()> {
-    let p = index.path();
-    let busy: i64 = index
-        .conn()
-        .query_row(
-            "SELECT count(*) FROM files WHERE shard = ?1",
-            [to as i64],
-            |r| r.get(0),
-        )
-        .at(p)?;
+    let busy = index.count_in_shard(to)?;
     if busy != 0 {
         return Err(Error::InvalidOperation(format!(
             "{}: cannot renumber shard {from} to {to}: {busy} file(s) still in shard {to}",
@@ -405,20 +394,13 @@ fn renumber(
         std::fs::copy(&src, temp).at(temp)?;
         File::open(temp).and_then(|f| f.sync_all()).at(temp)?;
     }
-    std::fs::rename(temp, &dst).at(&dst)?;
-    sync_dir(&dst)?;
+    crate::core::output::rename_into_place(temp, &dst)?;
     steps.step();
-    let conn = index.conn();
-    conn.execute_batch("BEGIN IMMEDIATE").at(p)?;
-    let r = conn
-        .execute(
-            "UPDATE files SET shard = ?2 WHERE shard = ?1",
-            [from as i64, to as i64],
-        )
-        .and_then(|_| conn.execute_batch("COMMIT"));
+    index.begin_immediate()?;
+    let r = index.renumber_shard(from, to).and_then(|_| index.commit());
     if let Err(e) = r {
-        let _ = conn.execute_batch("ROLLBACK");
-        return Err(Error::sqlite(p, e));
+        let _ = index.rollback();
+        return Err(e);
     }
     steps.step();
     Ok(())
@@ -487,7 +469,7 @@ mod tests {
 
     #[test]
     fn packing_follows_the_spec_example() {
-        // Spec §8.6: limit 12 on the example of §8.2 gives shards of 11, 12 and 5
+        // Limit 12 on the example of the defrag tests gives shards of 11, 12 and 5
         // bytes.
         let exts = [
             ext(0, 0, 3),

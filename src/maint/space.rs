@@ -203,7 +203,7 @@ mod tests {
 
     #[test]
     fn spec_example() {
-        // Spec §8.2: shard 0 (15 bytes) f0@0+3, hole 3..7, f2@7+5, f3@12+3; shard 1
+        // docs/FORMAT.md §8.5: shard 0 (15 bytes) f0@0+3, hole 3..7, f2@7+5, f3@12+3; shard 1
         // (20 bytes) f5@0+5 f6@5+3 f7@8+4 f8@12+5, 3 trailing bytes.
         let mut s = SpaceScanner::new([(0, 15, false), (1, 20, false)]).collect_holes();
         for (sh, off, size) in [

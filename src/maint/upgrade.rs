@@ -1,4 +1,4 @@
-//! Upgrading an index of schema 0.0–0.2 to 0.3, in place (spec §2.6).
+//! Upgrading an index of schema 0.0–0.2 to 0.3, in place.
 //!
 //! Schema 0.2 keeps the same columns in `WITHOUT ROWID` tables keyed by `path`,
 //! lacks the two `prevent_*` triggers and has `del_subdir`/`move_subdir` triggers
@@ -8,7 +8,7 @@
 //! directory, file and config row into it, recomputes all directory statistics
 //! from the files (creating missing ancestors), and renames it over the old index.
 //! The shards are not touched. Python barecat 0.3.1's own `upgrade` cannot run (it
-//! imports a module that is not installed, spec §15.6); this one does what its
+//! imports a module that is not installed); this one does what its
 //! code would do, and also repairs the statistics the old triggers broke.
 //!
 //! # Crash safety
@@ -26,13 +26,13 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 
 use crate::core::error::{Error, IoContext, Result, SqlContext};
 use crate::core::format::layout::Layout;
-use crate::core::format::schema::{self, Version};
-use crate::core::index::Index;
+use crate::core::index::schema::{self, Version};
+use crate::core::index::{copy, Index};
 use crate::core::output::{remove_stale_temps, temp_name};
 use crate::maint::inputs::same_file;
 
@@ -96,35 +96,16 @@ impl Steps {
     }
 }
 
-/// The columns copied from each table, as (table, columns).
-const FILE_COLS: &str = "path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns";
-const DIR_COLS: &str =
-    "path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns";
-
 /// Check that `table` of the old index is a table with every column of `cols`.
 fn check_table(conn: &Connection, index: &Path, table: &str, cols: &str) -> Result<()> {
-    let kind: Option<String> = conn
-        .query_row(
-            "SELECT type FROM sqlite_schema WHERE name = ?1",
-            [table],
-            |r| r.get(0),
-        )
-        .optional()
-        .at(index)?;
+    let kind = schema::object_type(conn, table).at(index)?;
     if kind.as_deref() != Some("table") {
         return Err(Error::NotAnArchive {
             path: index.to_path_buf(),
             detail: format!("'{table}' is not a table"),
         });
     }
-    let mut st = conn
-        .prepare("SELECT name FROM pragma_table_xinfo(?1)")
-        .at(index)?;
-    let have: Vec<String> = st
-        .query_map([table], |r| r.get(0))
-        .at(index)?
-        .collect::<rusqlite::Result<_>>()
-        .at(index)?;
+    let have = schema::table_columns(conn, table).at(index)?;
     for c in cols.split(", ") {
         if !have.iter().any(|h| h == c) {
             return Err(Error::UnsupportedSchema {
@@ -200,8 +181,8 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
         report.already_current = true;
         return Ok(report);
     }
-    check_table(&old, &index, "files", FILE_COLS)?;
-    check_table(&old, &index, "dirs", DIR_COLS)?;
+    check_table(&old, &index, "files", copy::OLD_FILE_COLS)?;
+    check_table(&old, &index, "dirs", copy::OLD_DIR_COLS)?;
     check_table(&old, &index, "config", "key, value_text, value_int")?;
     let backup = backup_path(&index);
     if opts.preserve_backup && fs::symlink_metadata(&backup).is_ok() && !same_file(&backup, &index)
@@ -212,16 +193,9 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
             backup.display()
         )));
     }
-    let wal: String = old
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .at(&index)?;
-    if wal.eq_ignore_ascii_case("wal") {
-        // A WAL file beside the new index would belong to the old one.
-        old.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))
-            .at(&index)?;
-    }
-    old.execute_batch("BEGIN IMMEDIATE; SELECT count(*) FROM sqlite_schema;")
-        .at(&index)?;
+    // A WAL file beside the new index would belong to the old one.
+    copy::leave_wal(&old).at(&index)?;
+    copy::hold(&old).at(&index)?;
     steps.step();
 
     remove_stale_temps(&index, "upgrading")?;
@@ -230,7 +204,7 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
     let built = build(&index, &temp, &mut report, &mut steps);
     if let Err(e) = built {
         let _ = Layout::remove(&temp);
-        let _ = old.execute_batch("ROLLBACK");
+        copy::release(&old);
         return Err(e);
     }
     steps.step();
@@ -247,10 +221,9 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
         report.backup = Some(backup);
         steps.step();
     }
-    fs::rename(&temp, &index).at(&index)?;
-    crate::core::shards::sync_dir(&index)?;
+    crate::core::output::rename_into_place(&temp, &index)?;
     steps.step();
-    let _ = old.execute_batch("ROLLBACK");
+    copy::release(&old);
     drop(old);
     crate::records::table::after_change(path)?;
     Ok(report)
@@ -259,81 +232,42 @@ pub fn upgrade(path: &Path, opts: &UpgradeOptions) -> Result<UpgradeReport> {
 /// Build the new index at `temp` from the old one at `index`.
 fn build(index: &Path, temp: &Path, report: &mut UpgradeReport, steps: &mut Steps) -> Result<()> {
     let new = Index::open_write(temp, true)?;
-    let conn = new.conn();
-    let old_name = index.to_str().ok_or_else(|| {
-        Error::InvalidOperation(format!(
+    if index.to_str().is_none() {
+        return Err(Error::InvalidOperation(format!(
             "{}: the path is not UTF-8, which SQLite cannot attach",
             index.display()
-        ))
-    })?;
-    conn.execute("ATTACH DATABASE ?1 AS old", [old_name])
-        .at(temp)?;
+        )));
+    }
+    new.attach(index, "old")?;
     steps.step();
     // Deferred: the old index is only read (another connection holds its reserved
     // lock), the first write takes the new one's.
-    conn.execute_batch("PRAGMA foreign_keys = OFF; BEGIN;")
-        .at(temp)?;
+    new.set_foreign_keys(false)?;
+    new.begin()?;
     let copied = (|| -> Result<()> {
-        conn.execute_batch("UPDATE main.config SET value_int = 0 WHERE key = 'use_triggers'")
-            .at(temp)?;
-        conn.execute(
-            &format!(
-                "INSERT INTO main.dirs ({DIR_COLS}) SELECT {DIR_COLS} FROM old.dirs \
-                 WHERE path != '' ORDER BY path"
-            ),
-            [],
-        )
-        .at(temp)?;
-        conn.execute(
-            "UPDATE main.dirs SET (mode, uid, gid, mtime_ns) = \
-             (SELECT mode, uid, gid, mtime_ns FROM old.dirs WHERE path = '') \
-             WHERE path = '' AND EXISTS (SELECT 1 FROM old.dirs WHERE path = '')",
-            [],
-        )
-        .at(temp)?;
-        report.files = conn
-            .execute(
-                &format!(
-                    "INSERT INTO main.files ({FILE_COLS}) SELECT {FILE_COLS} FROM old.files \
-                     ORDER BY path"
-                ),
-                [],
-            )
-            .at(temp)? as u64;
-        conn.execute(
-            "INSERT OR REPLACE INTO main.config (key, value_text, value_int) \
-             SELECT key, value_text, value_int FROM old.config \
-             WHERE key NOT LIKE 'schema_version%' AND key != 'use_triggers'",
-            [],
-        )
-        .at(temp)?;
+        new.set_use_triggers(false)?;
+        report.files = new.copy_old_schema("old")?;
         report.dirs_corrected = new.rebuild_statistics()? as u64;
-        report.dirs = conn
-            .query_row("SELECT count(*) FROM main.dirs", [], |r| r.get::<_, i64>(0))
-            .at(temp)? as u64;
-        conn.execute_batch("COMMIT").at(temp)
+        report.dirs = new.count_dirs()?;
+        new.commit()
     })();
     if let Err(e) = copied {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = new.rollback();
         return Err(e);
     }
-    conn.execute_batch("DETACH DATABASE old; PRAGMA foreign_keys = ON;")
-        .at(temp)?;
-    let orphans: i64 = conn
-        .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
-            r.get(0)
-        })
-        .at(temp)?;
+    new.detach("old")?;
+    new.set_foreign_keys(true)?;
+    let orphans = new.foreign_key_violations()?;
     if orphans > 0 {
         return Err(Error::corrupt(
             index,
             format!("{orphans} row(s) whose parent directory is missing after the upgrade"),
         ));
     }
-    let _ = conn.execute_batch("PRAGMA optimize");
-    crate::core::sidecar::emit_best_effort(&Layout::current(temp), conn);
+    new.optimize();
+    crate::core::sidecar::emit_best_effort(&Layout::current(temp), new.conn());
     drop(new);
-    crate::core::shards::sync_dir(temp)
+    crate::core::output::sync_dir(temp)
 }
 
 /// Keep the old index as `backup`: a hard link (or, where there are none, a synced
@@ -348,7 +282,7 @@ fn keep_backup(index: &Path, backup: &Path) -> Result<()> {
         let tmp = PathBuf::from(tmp);
         fs::copy(index, &tmp).at(&tmp)?;
         fs::File::open(&tmp).and_then(|f| f.sync_all()).at(&tmp)?;
-        fs::rename(&tmp, backup).at(backup)?;
+        return crate::core::output::rename_into_place(&tmp, backup);
     }
-    crate::core::shards::sync_dir(backup)
+    crate::core::output::sync_dir(backup)
 }

@@ -118,7 +118,7 @@ pub fn mount(archive: &Path, mountpoint: &Path, opts: &MountOptions) -> Result<(
     let mut opts = opts.clone();
     opts.normalize().map_err(Error::InvalidOperation)?;
     let opts = &opts;
-    let remote = crate::core::location::is_url(archive);
+    let remote = crate::core::location::is_remote(archive);
     if remote && opts.writable {
         return Err(mount_error(
             archive,

@@ -34,7 +34,7 @@ use super::write::Writable;
 use crate::core::crc;
 use crate::core::entry::{DirInfo, FileInfo, Meta, S_IFDIR, S_IFMT, S_IFREG};
 use crate::core::error::{Error, Result};
-use crate::core::index::Index;
+use crate::core::index::{Cond, Index, ScanKey, ScanOrder, ScanSpec, Table};
 use crate::Archive;
 
 /// Attribute and entry lifetime in the kernel's caches: long on read-only mounts
@@ -197,7 +197,7 @@ pub(crate) fn errno(e: &Error) -> Errno {
         Error::InvalidPath { .. } | Error::InvalidOperation(_) => Errno::EINVAL,
         Error::ReadOnly { .. } => Errno::EROFS,
         Error::Locked { .. } => Errno::EBUSY,
-        Error::Io { source, .. } => source
+        Error::Io { source, .. } | Error::Output { source } => source
             .raw_os_error()
             .map(Errno::from_i32)
             .unwrap_or(Errno::EIO),
@@ -445,12 +445,15 @@ impl Fs {
                 _ => None,
             };
             if let Some(after) = dirs_after {
-                let page = i.child_dirs_after(&dir, after, LIST_PAGE)?;
+                let spec =
+                    ScanSpec::new(Table::Dirs, ScanOrder::Rowid).with(Cond::Parent(dir.clone()));
+                let (page, _) =
+                    i.scan_page_ids(&spec, Some(&ScanKey::after_rowid(after)), LIST_PAGE)?;
                 let full = page.len() == LIST_PAGE;
                 for (id, d) in page {
                     if let Some(n) = self.dir_ino(id) {
                         let next = Cookie::AfterDir(id).encode();
-                        out.push((n, next, FileType::Directory, name_of(&d.path).into()));
+                        out.push((n, next, FileType::Directory, name_of(d.path()).into()));
                     }
                 }
                 if full {
@@ -462,11 +465,14 @@ impl Fs {
                 Cookie::End => return Ok(Ok(out)),
                 _ => 0,
             };
-            let page = i.child_files_after(&dir, files_after, LIST_PAGE)?;
+            let spec =
+                ScanSpec::new(Table::Files, ScanOrder::Rowid).with(Cond::Parent(dir.clone()));
+            let (page, _) =
+                i.scan_page_ids(&spec, Some(&ScanKey::after_rowid(files_after)), LIST_PAGE)?;
             for (id, f) in page {
                 if let Some(n) = inode::file(id) {
                     let next = Cookie::AfterFile(id).encode();
-                    out.push((n, next, FileType::RegularFile, name_of(&f.path).into()));
+                    out.push((n, next, FileType::RegularFile, name_of(f.path()).into()));
                 }
             }
             Ok(Ok(out))

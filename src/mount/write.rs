@@ -594,6 +594,7 @@ impl Writable {
             .writer
             .remove_file(&path)
             .map_err(|e| self.fail(fs, &path, e))?;
+        self.commit(fs)?;
         self.removed(fs, fi.size);
         Ok(())
     }
@@ -602,8 +603,9 @@ impl Writable {
         self.refuse_in_append_only()?;
         let path = self.child(fs, parent, name)?;
         self.writer
-            .rmdir(&path)
-            .map_err(|e| self.fail(fs, &path, e))
+            .remove_empty_dir(&path)
+            .map_err(|e| self.fail(fs, &path, e))?;
+        self.commit(fs)
     }
 
     pub fn rename(
@@ -617,7 +619,7 @@ impl Writable {
         let old = self.child(fs, from.0, from.1)?;
         let new = self.child(fs, to.0, to.1)?;
         match self.writer.rename(&old, &new, overwrite) {
-            Ok(()) => Ok(()),
+            Ok(()) => self.commit(fs),
             // The writer reports an existing target without `overwrite` like this.
             Err(Error::InvalidOperation(m)) if m.ends_with("directory already exists") => {
                 Err(Errno::EEXIST)
@@ -705,7 +707,7 @@ impl Writable {
             }
         }
         self.writer
-            .set_file_meta(&fi.path, changed(fi.meta, &c))
+            .set_meta(&fi.path, changed(fi.meta, &c))
             .map_err(|e| self.fail(fs, &fi.path, e))?;
         self.commit(fs)
     }

@@ -17,7 +17,7 @@ use crate::core::writer::{ArchiveWriter, CreateMode, WriterOptions};
 use crate::records::format::TableOrder;
 use crate::records::reader::Records;
 use crate::records::writer::{RecordWriter, WriteSummary};
-use crate::{Archive, Meta, Order};
+use crate::{Archive, FileOrder, Meta};
 
 /// Append the files of `archive` in `order` (or the paths of `list`, in its order)
 /// to `w`, CRC-checked as they are read.
@@ -41,9 +41,9 @@ pub fn append_archive(
         return Ok(n);
     }
     let o = if order == TableOrder::Path {
-        Order::Path
+        FileOrder::Path
     } else {
-        Order::Address
+        FileOrder::Address
     };
     for fi in a.files(o, "") {
         let fi = fi?;

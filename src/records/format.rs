@@ -2,7 +2,7 @@
 //!
 //! Why a module of its own: another reader (a remote-archive layer that fetches the
 //! table over HTTP, a Python binding, a program in another language following
-//! `docs/records-format.md`) needs exactly these encodings and checks and none of
+//! docs/FORMAT.md §10) needs exactly these encodings and checks and none of
 //! our file handling. Everything here works on byte slices and strings.
 //!
 //! * A **dataset** is a directory: `meta.json` ([`Meta`]), `offset` (N entries of
@@ -196,7 +196,7 @@ impl<'de> Deserialize<'de> for Dtype {
 pub struct Unfull(pub u32, pub u64, pub u64);
 
 /// An entry override that readers apply over the `offset` and `crc` files:
-/// `[index, chunk, offset, length, crc32c]`. See `docs/records-format.md`, "redo".
+/// `[index, chunk, offset, length, crc32c]`. See docs/FORMAT.md §10.2, "redo".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Redo(pub u64, pub u32, pub u64, pub u32, pub u32);
 
@@ -409,7 +409,7 @@ impl TableOrder {
 }
 
 /// What the table remembers of the index it was built from (see
-/// `docs/records-format.md`, "Staleness").
+/// docs/FORMAT.md §10.3, "Staleness").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Stamp {
     /// The index was in WAL mode: its change counter proves nothing.

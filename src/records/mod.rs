@@ -1,4 +1,4 @@
-//! Records: an integer-indexed record store (the zrecord design of seed 002),
+//! Records: an integer-indexed record store (the zrecord design, docs/FORMAT.md §10),
 //! standalone and over barecat archives.
 //!
 //! Why: training code addresses samples by integer (`dataset[i]`), not by path. A
@@ -16,7 +16,7 @@
 //!   cheaply that it still matches the index ([`table`] explains why that is sound).
 //! * [`verify::verify`] checks either kind; [`convert`] copies between the forms.
 //!
-//! The format is written down in `docs/records-format.md`.
+//! The format is written down in docs/FORMAT.md §10.
 //!
 //! ```no_run
 //! use barecat::records::{DatasetOptions, RecordWriter, Records};
@@ -32,11 +32,13 @@
 //! # Ok::<(), barecat::Error>(())
 //! ```
 
+pub mod appender;
 pub mod chunks;
 pub mod convert;
 pub mod format;
 pub mod reader;
 pub mod rebalance;
+pub mod streams;
 pub mod table;
 pub mod verify;
 pub mod writer;

@@ -1,11 +1,11 @@
 //! Reading records: [`Records`] opens a dataset or an archive's record table behind
 //! one type, and hands out records one at a time or gathered in request order.
 //!
-//! Why it looks like this (seed 002, "Read tasks" and "GC tasks"): the offset table
+//! Why it looks like this (reads and the release of what they hand out): the offset table
 //! is memory-mapped, so record `i` is one pointer computation away; uncompressed
 //! records are slices of the mapped chunks (zero copy). A [`Batch`] owns `Arc`s of
 //! the maps it points into and the buffers of decompressed records, so a slice it
-//! hands out cannot outlive them: Rust's ownership is the seed's GC queue, and a use
+//! hands out cannot outlive them: Rust's ownership is the release queue, and a use
 //! after release does not compile. Dropping the batch releases everything.
 //!
 //! `Records` is `Send + Sync` and cheap to clone (an `Arc`), for thread pools and
@@ -21,9 +21,8 @@ use rayon::prelude::*;
 
 use crate::core::crc;
 use crate::core::error::{Error, Result};
-use crate::records::chunks::{
-    map_file, open_for_map, with_read_ahead, Blob, ChunkNames, MapCache, PREFETCH_DENSITY, RUN_GAP,
-};
+use crate::core::readahead::{self, with_read_ahead, RUN_GAP};
+use crate::records::chunks::{map_file, open_for_map, Blob, ChunkNames, MapCache};
 use crate::records::format::{
     crc_at, entry_at, table_path, Compress, DatasetPaths, Dtype, Entry, Meta, TableHeader,
     TableOrder, CRC_SIZE, ENTRY_SIZE,
@@ -437,7 +436,7 @@ impl Records {
             // Only dense requests are worth it: for records scattered far apart (a
             // few random ones per 64 KiB) page faults on touch cost less than one
             // system call per record.
-            let dense = runs.len() * PREFETCH_DENSITY <= indices.len();
+            let dense = readahead::worth_loading(runs.len(), indices.len());
             run(&mut || {
                 if !dense {
                     return Ok(());

@@ -1,4 +1,4 @@
-//! Rebalance (seed 002, "Offline tasks"): rewrite the live records in offset-table
+//! Rebalance (docs/FORMAT.md §10.2, an offline task): rewrite the live records in offset-table
 //! order into new chunks and switch the table over, giving back the space of
 //! modified and deleted records. Only run when asked; reports the utilization
 //! (live record bytes / chunk bytes in use) before and after.
@@ -19,11 +19,12 @@
 use serde::Serialize;
 
 use crate::core::error::{IoContext, Result};
+use crate::core::output::sync_dir;
+use crate::core::output::write_file;
 use crate::core::progress::Progress;
-use crate::core::shards::sync_dir;
-use crate::records::chunks::{
-    with_read_ahead, write_atomic, ChunkAppender, ChunkLimits, ChunkNames, MapCache,
-};
+use crate::core::readahead::with_read_ahead;
+use crate::records::appender::{ChunkAppender, ChunkLimits};
+use crate::records::chunks::{ChunkNames, MapCache};
 use crate::records::format::{Entry, ENTRY_SIZE};
 use crate::records::writer::RecordWriter;
 use std::os::unix::fs::FileExt;
@@ -151,7 +152,7 @@ impl RecordWriter {
                 .map(|(id, pos, count)| crate::records::format::Unfull(id, pos, count)),
         );
         meta.chunks.unfull = unfull;
-        write_atomic(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
+        write_file(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
         self.meta = meta;
         // 2. Switch every entry to its new copy.
         let mut b = Vec::with_capacity(fresh.len() * ENTRY_SIZE);
@@ -170,11 +171,11 @@ impl RecordWriter {
         meta.retire = (0..old_num)
             .filter(|id| self.paths.chunk(*id).exists())
             .collect();
-        write_atomic(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
+        write_file(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
         super::writer::remove_chunks(&self.paths, &meta.retire)?;
         sync_dir(&self.paths.chunk(0))?;
         meta.retire.clear();
-        write_atomic(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
+        write_file(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
         self.meta = meta;
         // The writer continues with the last new chunk.
         self.idle_unfull.clear();

@@ -38,15 +38,13 @@ use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use rusqlite::types::ValueRef;
 use serde::Serialize;
 
-use crate::core::error::{Error, IoContext, Result, SqlContext};
+use crate::core::error::{Error, IoContext, Result};
 use crate::core::format::layout::Layout;
-use crate::core::index::Index;
+use crate::core::index::{Index, RawExtent};
 use crate::core::path as mpath;
 use crate::core::progress::Progress;
-use crate::core::shards::sync_dir;
 use crate::records::chunks::Blob;
 use crate::records::chunks::{map_file, open_for_map};
 use crate::records::format::{
@@ -82,27 +80,17 @@ struct Row {
     crc: Option<i64>,
 }
 
-fn read_row(r: &rusqlite::Row<'_>, path: &Path) -> Result<Row> {
-    let int = |k: usize| -> Result<Option<i64>> {
-        match r.get_ref(k).at(path)? {
-            ValueRef::Integer(v) => Ok(Some(v)),
-            ValueRef::Null => Ok(None),
-            _ => Err(Error::corrupt(path, "a file row has a non-integer column")),
-        }
-    };
-    Ok(Row {
-        shard: int(0)?.unwrap_or(-1),
-        offset: int(1)?.unwrap_or(-1),
-        size: int(2)?.unwrap_or(0),
-        crc: int(3)?,
-    })
+fn read_row(r: RawExtent) -> Row {
+    Row {
+        shard: r.shard,
+        offset: r.offset,
+        size: r.size,
+        crc: r.crc32c,
+    }
 }
 
-fn row_name(r: &rusqlite::Row<'_>) -> String {
-    match r.get_ref(4) {
-        Ok(ValueRef::Text(t)) => String::from_utf8_lossy(t).into_owned(),
-        _ => "?".into(),
-    }
+fn row_name(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
 }
 
 impl Row {
@@ -130,12 +118,9 @@ impl Row {
     }
 }
 
-/// SQL for the files of the table, in its order (path and address orders).
-fn order_sql(order: TableOrder) -> &'static str {
-    match order {
-        TableOrder::Path => "SELECT shard, offset, size, crc32c, path FROM files ORDER BY path",
-        _ => "SELECT shard, offset, size, crc32c, path FROM files ORDER BY shard, offset",
-    }
+/// Are the files of the table in address order (else path order)?
+fn by_address(order: TableOrder) -> bool {
+    order != TableOrder::Path
 }
 
 /// The stamp of the index, read inside the caller's read transaction.
@@ -165,15 +150,7 @@ fn remote_stamp(a: &crate::Archive, index: &Index, built: &Stamp) -> Result<Stam
 }
 
 fn stamp_of(index: &Index, h: &[u8; 100], inode: u64) -> Result<Stamp> {
-    let path = index.path();
-    let (files, bytes): (i64, i64) = index
-        .conn()
-        .query_row(
-            "SELECT coalesce(num_files_tree, 0), coalesce(size_tree, 0) FROM dirs WHERE path = ''",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .at(path)?;
+    let (files, bytes) = index.root_totals()?;
     let be = |a: usize| u32::from_be_bytes(h[a..a + 4].try_into().expect("4"));
     Ok(Stamp {
         wal: h[18] == 2 || h[19] == 2,
@@ -187,9 +164,9 @@ fn stamp_of(index: &Index, h: &[u8; 100], inode: u64) -> Result<Stamp> {
 
 /// Run `f` inside a read transaction (a shared lock on the index for its duration).
 fn in_read_tx<T>(index: &Index, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
-    index.conn().execute_batch("BEGIN").at(index.path())?;
+    index.begin()?;
     let r = f(index);
-    let _ = index.conn().execute_batch("COMMIT");
+    index.end_read();
     r
 }
 
@@ -215,7 +192,6 @@ pub fn build(archive: &Path, opts: &BuildOptions, progress: &Progress) -> Result
     let mut bytes = 0u64;
     let stamp = in_read_tx(&index, |index| {
         let stamp = read_stamp(index)?;
-        let ip = index.path();
         let mut push = |e: Entry, c: Option<u32>, n: u64| {
             entries.extend_from_slice(&e.encode());
             crcs.extend_from_slice(&c.unwrap_or(0).to_le_bytes());
@@ -226,17 +202,12 @@ pub fn build(archive: &Path, opts: &BuildOptions, progress: &Progress) -> Result
         };
         let mut n = 0u64;
         if opts.order == TableOrder::List {
-            let mut stmt = index
-                .conn()
-                .prepare("SELECT shard, offset, size, crc32c FROM files WHERE path = ?1")
-                .at(ip)?;
             for p in &opts.list {
                 let norm = mpath::normalize(p);
-                let mut rows = stmt.query([&norm]).at(ip)?;
-                let Some(r) = rows.next().at(ip)? else {
+                let Some(r) = index.raw_extent(&norm)? else {
                     return Err(Error::NotFound(norm));
                 };
-                let (e, c) = read_row(r, ip)?.entry(&norm)?;
+                let (e, c) = read_row(r).entry(&norm)?;
                 push(e, c, n);
                 n += 1;
                 if n.is_multiple_of(65536) {
@@ -244,16 +215,15 @@ pub fn build(archive: &Path, opts: &BuildOptions, progress: &Progress) -> Result
                 }
             }
         } else {
-            let mut stmt = index.conn().prepare(order_sql(opts.order)).at(ip)?;
-            let mut rows = stmt.query([]).at(ip)?;
-            while let Some(r) = rows.next().at(ip)? {
-                let (e, c) = read_row(r, ip)?.entry(&row_name(r))?;
+            index.each_raw_extent(by_address(opts.order), &mut |r, name| {
+                let (e, c) = read_row(r).entry(&row_name(name))?;
                 push(e, c, n);
                 n += 1;
                 if n.is_multiple_of(65536) {
                     progress.add(65536, 0);
                 }
-            }
+                Ok(true)
+            })?;
         }
         Ok(stamp)
     })?;
@@ -286,22 +256,15 @@ fn write_table(
     let mut tmp = table.as_os_str().to_owned();
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    let r = (|| {
-        let f = File::create(&tmp).at(&tmp)?;
+    crate::core::output::replace_file(table, &tmp, |f| {
         let mut at = 0u64;
         let miss: Vec<u8> = missing.iter().flat_map(|m| m.to_le_bytes()).collect();
         for part in [&header.encode()[..], entries, crcs, &miss] {
             f.write_all_at(part, at).at(&tmp)?;
             at += part.len() as u64;
         }
-        f.sync_all().at(&tmp)?;
-        std::fs::rename(&tmp, table).at(table)?;
-        sync_dir(table)
-    })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
+        Ok(())
+    })
 }
 
 /// Remove the record table of `archive`; true if there was one.
@@ -352,20 +315,13 @@ impl TableView<'_> {
 
 /// Compare every record with the index; `Err(detail)` names the first difference.
 fn full_check(index: &Index, order: TableOrder, t: &TableView<'_>) -> Result<Option<String>> {
-    let ip = index.path();
     if order == TableOrder::List {
-        let mut stmt = index
-            .conn()
-            .prepare_cached(
-                "SELECT crc32c FROM files WHERE shard = ?1 AND offset = ?2 AND size = ?3",
-            )
-            .at(ip)?;
         for i in 0..t.len {
             let e = t.entry(i);
             if e.length == 0 {
                 continue;
             }
-            if !sample_matches(&mut stmt, &e, t.crc(i), ip)? {
+            if !sample_matches(index, &e, t.crc(i))? {
                 return Ok(Some(format!(
                     "record {i} (shard {}, offset {}, {} bytes) is no longer a file of the index",
                     e.chunk, e.offset, e.length
@@ -374,30 +330,34 @@ fn full_check(index: &Index, order: TableOrder, t: &TableView<'_>) -> Result<Opt
         }
         return Ok(None);
     }
-    let mut stmt = index.conn().prepare(order_sql(order)).at(ip)?;
-    let mut rows = stmt.query([]).at(ip)?;
     let mut i = 0u64;
-    while let Some(r) = rows.next().at(ip)? {
+    let mut found = None;
+    index.each_raw_extent(by_address(order), &mut |r, name| {
         if i >= t.len {
-            return Ok(Some(format!(
+            found = Some(format!(
                 "the index has more files than the table's {} records",
                 t.len
-            )));
+            ));
+            return Ok(false);
         }
-        let row = read_row(r, ip)?;
-        let same = match row.entry("") {
+        let same = match read_row(r).entry("") {
             Ok((e, c)) => e == t.entry(i) && c == t.crc(i),
             Err(_) => false,
         };
         if !same {
-            return Ok(Some(format!(
+            found = Some(format!(
                 "record {i} was built from another file than {} (the file at that place \
                  in {} order now)",
-                row_name(r),
+                row_name(name),
                 order.name()
-            )));
+            ));
+            return Ok(false);
         }
         i += 1;
+        Ok(true)
+    })?;
+    if found.is_some() {
+        return Ok(found);
     }
     if i < t.len {
         return Ok(Some(format!(
@@ -408,25 +368,8 @@ fn full_check(index: &Index, order: TableOrder, t: &TableView<'_>) -> Result<Opt
     Ok(None)
 }
 
-fn sample_matches(
-    stmt: &mut rusqlite::CachedStatement<'_>,
-    e: &Entry,
-    crc: Option<u32>,
-    ip: &Path,
-) -> Result<bool> {
-    let mut rows = stmt
-        .query((e.chunk as i64, e.offset as i64, e.length as i64))
-        .at(ip)?;
-    while let Some(r) = rows.next().at(ip)? {
-        let c = match r.get_ref(0).at(ip)? {
-            ValueRef::Integer(v) => Some(v as u32),
-            _ => None,
-        };
-        if c == crc {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+fn sample_matches(index: &Index, e: &Entry, crc: Option<u32>) -> Result<bool> {
+    index.has_extent(e.chunk as i64, e.offset as i64, e.length as i64, crc)
 }
 
 /// The cheap check: the stamp and 17 sampled records.
@@ -434,11 +377,6 @@ fn stamp_holds(index: &Index, stamp: &Stamp, built: &Stamp, t: &TableView<'_>) -
     if stamp.wal || built.wal || stamp != built {
         return Ok(false);
     }
-    let ip = index.path();
-    let mut stmt = index
-        .conn()
-        .prepare_cached("SELECT crc32c FROM files WHERE shard = ?1 AND offset = ?2 AND size = ?3")
-        .at(ip)?;
     let n = t.len;
     for k in 0..=16u64 {
         if n == 0 {
@@ -446,14 +384,14 @@ fn stamp_holds(index: &Index, stamp: &Stamp, built: &Stamp, t: &TableView<'_>) -
         }
         let i = if k == 16 { n - 1 } else { k * n / 16 };
         let e = t.entry(i);
-        if e.length > 0 && !sample_matches(&mut stmt, &e, t.crc(i), ip)? {
+        if e.length > 0 && !sample_matches(index, &e, t.crc(i))? {
             return Ok(false);
         }
     }
     Ok(true)
 }
 
-/// How [`check_table`] found the table.
+/// How `check_table` found the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Freshness {
@@ -524,7 +462,7 @@ fn fetch_table(archive: &Path, index_mode: crate::core::remote::IndexMode) -> Re
     let bytes = r
         .fetch_part(
             crate::records::format::TABLE_SUFFIX,
-            crate::core::remote::Kind::Records,
+            crate::core::remote::RequestKind::Records,
         )?
         .ok_or_else(|| Error::CorruptRecords {
             path: table.clone(),
@@ -571,7 +509,7 @@ fn map_table(archive: &Path) -> Result<Mapped> {
 }
 
 fn map_table_with(archive: &Path, index_mode: crate::core::remote::IndexMode) -> Result<Mapped> {
-    if crate::core::location::is_url(archive) {
+    if crate::core::location::is_remote(archive) {
         return fetch_table(archive, index_mode);
     }
     let layout = Layout::resolve(archive);

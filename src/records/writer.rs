@@ -1,20 +1,20 @@
 //! Writing record datasets: append, modify, delete, commit.
 //!
-//! Why it is built this way (seed 002, "Executor" and "Online tasks"):
+//! Why it is built this way (writer threads and the online operations):
 //!
 //! * One writing process at a time: [`RecordWriter`] holds an exclusive `flock` on
 //!   `DIR/lock`; a second writer gets [`Error::RecordsLocked`]. Readers take no lock
 //!   that a writer waits for.
-//! * 1 to 4 writer slots, each bound to its own chunk, as the seed designs: records
+//! * 1 to 4 writer slots, each bound to its own chunk, as the design has it: records
 //!   are buffered, and a flush hands each slot a contiguous share of them to
 //!   compress, checksum and append to its chunk on a thread of its own, while the
 //!   caller fills a second buffer (the flush's entries are set when it lands: at
 //!   the next flush, a delete or a commit). Chunks are appended with direct I/O
-//!   where the file system has it ([`crate::core::shards::direct`]), past the page cache.
+//!   where the file system has it (`core::shards::direct`), past the page cache.
 //! * Chunks are append-only; modify appends the new bytes and repoints the entry;
 //!   delete moves the last entry into the hole (indices are not stable under delete).
 //!
-//! # Durability order (see `docs/records-format.md`)
+//! # Durability order (see docs/FORMAT.md §10.2)
 //!
 //! A commit (1) writes and `fdatasync`s the chunk bytes; (2) writes the entries and
 //! CRCs of new records past the committed length and syncs the table files; (3)
@@ -33,8 +33,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::core::error::{Error, IoContext, Result};
-use crate::core::shards::{sync_dir, truncate_unless_mapped};
-use crate::records::chunks::{lock_dataset, write_atomic, ChunkAppender, ChunkLimits};
+use crate::core::output::sync_dir;
+use crate::core::output::write_file;
+use crate::core::shards::truncate_unless_mapped;
+use crate::records::appender::{lock_dataset, ChunkAppender, ChunkLimits};
 use crate::records::format::{
     parse_chunk_name, Compress, DatasetPaths, Dtype, Entry, Meta, Redo, Unfull, CHUNK_BYTES,
     CHUNK_GROW, CHUNK_RECORDS, CRC_SIZE, ENTRY_SIZE, TABLE_GROW,
@@ -231,7 +233,7 @@ impl RecordWriter {
         meta.chunks.grow = opts.chunk_grow.max(1);
         meta.table_grow = opts.table_grow.max(1);
         sync_dir(&paths.chunk(0))?;
-        write_atomic(&paths.meta(), &paths.meta_tmp(), &meta.to_json())?;
+        write_file(&paths.meta(), &paths.meta_tmp(), &meta.to_json())?;
         Self::open(dir, opts.writers)
     }
 
@@ -347,7 +349,7 @@ impl RecordWriter {
         }
         let _ = std::fs::remove_file(self.paths.meta_tmp());
         if changed {
-            write_atomic(
+            write_file(
                 &self.paths.meta(),
                 &self.paths.meta_tmp(),
                 &self.meta.to_json(),
@@ -489,8 +491,37 @@ impl RecordWriter {
         Ok(())
     }
 
+    /// Delete the records at `indices` (any order, duplicates allowed), each index
+    /// naming the record it named before the call: they are deleted from the highest
+    /// down, so the record moved into a hole is never one still to be deleted. An
+    /// index out of range is an error before anything is deleted. `after_each` runs
+    /// after each deletion with the number done so far (for periodic commits).
+    pub fn delete_many(
+        &mut self,
+        indices: &[u64],
+        after_each: &mut dyn FnMut(&mut RecordWriter, u64) -> Result<()>,
+    ) -> Result<()> {
+        let mut idx = indices.to_vec();
+        idx.sort_unstable();
+        idx.dedup();
+        if let Some(&max) = idx.last() {
+            if max >= self.len() {
+                return Err(Error::RecordOutOfRange {
+                    path: self.paths.dir.clone(),
+                    index: max,
+                    len: self.len(),
+                });
+            }
+        }
+        for (k, &i) in idx.iter().rev().enumerate() {
+            self.delete(i)?;
+            after_each(self, k as u64 + 1)?;
+        }
+        Ok(())
+    }
+
     /// Delete record `i`: the last record takes its index and the length shrinks by
-    /// one (seed 002: indices are not stable under delete).
+    /// one (docs/FORMAT.md §10.2: indices are not stable under delete).
     pub fn delete(&mut self, i: u64) -> Result<()> {
         self.check_usable()?;
         if i >= self.len {
@@ -728,7 +759,7 @@ impl RecordWriter {
         meta.chunks.unfull = self.unfull_now();
         meta.redo = redo.clone();
         if meta != self.meta {
-            write_atomic(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
+            write_file(&self.paths.meta(), &self.paths.meta_tmp(), &meta.to_json())?;
             self.meta = meta;
         }
         self.write_redo(&redo)?;
@@ -748,7 +779,7 @@ impl RecordWriter {
         self.trim()?;
         if !self.meta.redo.is_empty() {
             self.meta.redo.clear();
-            write_atomic(
+            write_file(
                 &self.paths.meta(),
                 &self.paths.meta_tmp(),
                 &self.meta.to_json(),

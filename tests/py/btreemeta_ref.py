@@ -1,5 +1,5 @@
 """An independent producer and parser of SFBTM v3 B-tree sidecars, written from
-the format's description (seed 003): pages chosen with SQLite's `dbstat` through
+the format's description (docs/FORMAT.md §9): pages chosen with SQLite's `dbstat` through
 APSW, read from the database file at (pageno - 1) * page_size, body compressed
 with the `zstandard` package. The tests compare its output with barecat-sidecar's
 byte for byte, and each side parses the other's.

@@ -12,12 +12,12 @@ use std::path::Path;
 
 use crate::core::archive::read_pool::ReadPool;
 use crate::core::crc;
-use crate::core::entry::{DirInfo, Entry, FileInfo, Listing, Order};
+use crate::core::entry::{DirInfo, Entry, FileInfo, FileOrder, Listing};
 use crate::core::error::{Error, Result};
 use crate::core::fork::ForkLocal;
 use crate::core::format::layout::Layout;
-use crate::core::format::schema::Version;
 use crate::core::glob::{Glob, GlobOptions};
+use crate::core::index::schema::Version;
 use crate::core::index::{Cond, Index, ScanOrder, ScanSpec, Table};
 use crate::core::path as mpath;
 use crate::core::remote::shards::RemoteShards;
@@ -452,7 +452,7 @@ impl Archive {
     /// are checked before anything is written; larger ones are streamed and a
     /// mismatch is reported at the end.
     pub fn write_to(&self, fi: &FileInfo, out: &mut dyn Write) -> Result<()> {
-        let stdout_err = |e| Error::io("<output>", e);
+        let stdout_err = Error::output;
         if fi.size <= WHOLE_READ_LIMIT {
             let data = self.read_file(fi)?;
             return out.write_all(&data).map_err(stdout_err);
@@ -510,11 +510,11 @@ impl Archive {
     /// Files in the given order, optionally only those below `within` (`""` = all).
     /// Rows are fetched in pages, so no read transaction is held across the walk
     /// (beyond the few milliseconds of [`crate::core::archive::read_pool::HOLD`]).
-    pub fn files(&self, order: Order, within: &str) -> FileIter<'_> {
+    pub fn files(&self, order: FileOrder, within: &str) -> FileIter<'_> {
         let order = match order {
-            Order::Path => ScanOrder::Path,
-            Order::Address => ScanOrder::Address,
-            Order::Insertion => ScanOrder::Rowid,
+            FileOrder::Path => ScanOrder::Path,
+            FileOrder::Address => ScanOrder::Address,
+            FileOrder::Insertion => ScanOrder::Rowid,
         };
         FileIter {
             scan: walk::files_below(self, &mpath::normalize(within), order, false),

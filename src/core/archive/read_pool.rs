@@ -36,17 +36,14 @@ struct Pooled {
 
 impl Pooled {
     fn begin(&mut self) {
-        if self.index.conn().execute_batch("BEGIN").is_ok() {
+        if self.index.begin().is_ok() {
             self.since = Some(Instant::now());
         }
     }
 
     /// End the read transaction (a read-only one has nothing to commit).
     fn end(&mut self) {
-        let conn = self.index.conn();
-        if !conn.is_autocommit() && conn.execute_batch("COMMIT").is_err() {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
+        self.index.end_read();
         self.since = None;
     }
 

@@ -1,4 +1,4 @@
-//! Where the parts of an archive live on disk (spec §1).
+//! Where the parts of an archive live on disk (docs/FORMAT.md §1).
 //!
 //! The archive path `P` as typed is the index; shard *i* is `P-shard-{i:05}`. A legacy
 //! archive keeps its index at `P-sqlite-index` with the same shard names. Shards are
@@ -58,7 +58,7 @@ fn with_suffix(base: &Path, suffix: &str) -> PathBuf {
 }
 
 impl Layout {
-    /// Resolve the archive path as Python does (§1.3): `P` if it exists and is not a
+    /// Resolve the archive path as Python does (docs/FORMAT.md §1.1): `P` if it exists and is not a
     /// directory; else `P-sqlite-index` if that exists; else `P` (a new archive).
     pub fn resolve(path: impl AsRef<Path>) -> Layout {
         let base = path.as_ref().to_path_buf();
@@ -102,9 +102,10 @@ impl Layout {
         }
     }
 
-    /// Is this the naming of a remote archive (its base a URL)?
+    /// Is this the naming of a remote archive (its base a URL:
+    /// [`crate::core::location::is_remote`])?
     pub fn is_remote(&self) -> bool {
-        crate::core::location::is_url(&self.base)
+        crate::core::location::is_remote(&self.base)
     }
 
     /// The archive path as typed.
@@ -262,7 +263,7 @@ impl Layout {
             .collect()
     }
 
-    /// Does an archive exist at `path` (§1.4)? True if `P` exists and is not a
+    /// Does an archive exist at `path` (docs/FORMAT.md §1.3)? True if `P` exists and is not a
     /// directory, if `P-sqlite-index` exists, or if any shard file exists.
     pub fn exists(path: impl AsRef<Path>) -> Result<bool> {
         let base = path.as_ref();

@@ -3,5 +3,6 @@
 //! record table) and the byte format of the B-tree sidecar ([`sidecar`]). docs/FORMAT.md describes the format itself.
 
 pub mod layout;
-pub mod schema;
+/// The index schema lives with the index; this path is kept for callers.
+pub use crate::core::index::schema;
 pub mod sidecar;

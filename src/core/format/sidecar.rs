@@ -68,7 +68,7 @@ pub enum RejectionKind {
 pub enum Rejection {
     /// Shorter than the 12-byte header.
     Truncated { len: usize },
-    /// A different magic: another format (shardyfusion's later `SQPC`, …).
+    /// A different magic: another format (a later `SQPC`, …).
     OtherMagic { magic: [u8; 8] },
     /// A `format_version` above 3: a later format.
     NewerVersion { version: u32 },

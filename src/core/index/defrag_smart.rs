@@ -1,4 +1,4 @@
-//! The query of the smart defragmentation's planner ([`crate::maint::defrag_smart`]).
+//! The query of the smart defragmentation's planner ([`crate::maint::defrag::smart`]).
 
 use super::Index;
 use crate::core::error::{Result, SqlContext};

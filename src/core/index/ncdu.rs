@@ -231,15 +231,6 @@ impl Index {
         Ok(out)
     }
 
-    /// Number of rows in `dirs` (the root included).
-    pub fn count_dirs(&self) -> Result<u64> {
-        let n: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM dirs", [], |r| r.get(0))
-            .at(&self.path)?;
-        Ok(n.max(0) as u64)
-    }
-
     /// Run one SQL statement of the user's; returns the column names and the rows,
     /// each value as Python's `str()` shows it (`None` for NULL). On a read-only
     /// index a statement that writes fails.

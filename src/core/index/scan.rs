@@ -1,6 +1,7 @@
 //! Paged scans of the `files` and `dirs` tables: the one mechanism behind every walk
 //! over the index (listings, globs, `find`, `tree`, the ncdu export, file
-//! iteration).
+//! iteration, the mount's directory listings, the Python module's pages,
+//! verification's and defragmentation's walks in address order).
 //!
 //! A scan is a table, a key order and a set of conditions. It is read a page at a
 //! time: each page is one query that seeks to just after the last row of the
@@ -15,7 +16,9 @@
 //!   a long listing (each page sees the last committed state).
 //!
 //! Keys are kept as the values stored, so a scan steps over rows that do not decode
-//! (each such row is an error item, and the scan goes on).
+//! (each such row is an error item, and the scan goes on). A scan may also run
+//! backwards (from the end of its order), start at a key rather than after it, and
+//! read the raw rows ([`Index::scan_rows`]) for callers that judge them themselves.
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::ToSql;
@@ -27,7 +30,9 @@ use crate::core::error::{Error, Result, SqlContext};
 /// The table a scan reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Table {
+    /// The `files` table.
     Files,
+    /// The `dirs` table.
     Dirs,
 }
 
@@ -45,9 +50,25 @@ pub enum ScanOrder {
 /// A comparison of [`Cond::Size`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cmp {
+    /// `<`
     Less,
+    /// `=`
     Equal,
+    /// `>`
     Greater,
+}
+
+/// The columns a scan reads, before the key columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Columns {
+    /// Every column of a [`FileInfo`] or a [`DirInfo`], in decoding order.
+    Entry,
+    /// The path only: the other fields of the entries yielded are zero or NULL.
+    Path,
+    /// `path, shard, offset, size` (files only): a file's place, for walks over
+    /// the shards' bytes that judge the raw rows ([`Index::scan_rows`]);
+    /// [`Index::scan_page`] yields their paths only.
+    Extent,
 }
 
 /// One condition of a scan; a scan yields the rows that meet all of its conditions.
@@ -78,39 +99,78 @@ pub enum Cond {
     MaxDepth(i64),
     /// Not the root directory.
     NotRoot,
+    /// `shard` and `offset` are numbers (files only; the rows an address order can
+    /// place).
+    NumericAddress,
+    /// `shard` or `offset` is not a number (NULL, text, a blob).
+    NotNumericAddress,
 }
 
 /// What to scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanSpec {
+    /// The table read.
     pub table: Table,
+    /// The order rows come in (and the key pages continue from).
     pub order: ScanOrder,
+    /// The conditions every row yielded meets.
     pub conds: Vec<Cond>,
     /// In row-id or address order: let the path conditions seek, and have each page
     /// sorted. Worth it for a small range of a large table (a page then costs the
     /// range, not the table); quadratic for a large range.
     pub sort_range: bool,
-    /// Read the path only: the other fields of the entries yielded are zero or
-    /// NULL. Much cheaper for listings that print names only (and in path order a
-    /// range of the path index is then read without touching the table).
-    pub paths_only: bool,
+    /// The columns read. [`Columns::Path`] is much cheaper for listings that print
+    /// names only (and in path order a range of the path index is then read
+    /// without touching the table).
+    pub columns: Columns,
+    /// From the end of the order backwards.
+    pub reverse: bool,
 }
 
 impl ScanSpec {
+    /// A scan of every row of `table` in `order`, reading every column.
     pub fn new(table: Table, order: ScanOrder) -> ScanSpec {
         ScanSpec {
             table,
             order,
             conds: Vec::new(),
             sort_range: false,
-            paths_only: false,
+            columns: Columns::Entry,
+            reverse: false,
         }
     }
 
-    /// Set [`ScanSpec::paths_only`].
+    /// Read the path only (on), or every column (off): see [`ScanSpec::columns`].
     pub fn paths_only(mut self, on: bool) -> ScanSpec {
-        self.paths_only = on;
+        self.columns = if on { Columns::Path } else { Columns::Entry };
         self
+    }
+
+    /// Set [`ScanSpec::columns`].
+    pub fn columns(mut self, columns: Columns) -> ScanSpec {
+        self.columns = columns;
+        self
+    }
+
+    /// Set [`ScanSpec::reverse`].
+    pub fn reversed(mut self, on: bool) -> ScanSpec {
+        self.reverse = on;
+        self
+    }
+
+    /// The index of the first key column in a row of this scan.
+    fn first_key(&self) -> usize {
+        match (self.table, self.columns) {
+            (_, Columns::Path) => 1,
+            (_, Columns::Extent) => 4,
+            (Table::Files, Columns::Entry) => FILE_COLS.split(',').count(),
+            (Table::Dirs, Columns::Entry) => DIR_COLS.split(',').count(),
+        }
+    }
+
+    /// The row id of a row of this scan (one of its key columns).
+    pub fn rowid_of(&self, row: &rusqlite::Row<'_>) -> rusqlite::Result<i64> {
+        row.get(self.first_key() + self.key_columns().len() - 1)
     }
 
     /// Set [`ScanSpec::sort_range`].
@@ -247,13 +307,19 @@ impl ScanSpec {
                     bind(Bind::Int(*n), &mut binds)
                 ),
                 Cond::NotRoot => "+path != ''".to_string(),
+                Cond::NumericAddress => "typeof(shard) IN ('integer', 'real') \
+                     AND typeof(offset) IN ('integer', 'real')"
+                    .to_string(),
+                Cond::NotNumericAddress => "(typeof(shard) NOT IN ('integer', 'real') \
+                     OR typeof(offset) NOT IN ('integer', 'real'))"
+                    .to_string(),
             };
             conds.push(sql);
         }
         let keys = self.key_columns();
         if let Some(after) = after {
             let params: Vec<String> = after
-                .0
+                .values
                 .iter()
                 .map(|v| bind(v.clone(), &mut binds))
                 .collect();
@@ -266,13 +332,23 @@ impl ScanSpec {
             } else {
                 keys.join(", ")
             };
-            conds.push(format!("({key_cols}) > ({})", params.join(", ")));
+            let op = match (self.reverse, after.inclusive) {
+                (false, false) => ">",
+                (false, true) => ">=",
+                (true, false) => "<",
+                (true, true) => "<=",
+            };
+            conds.push(format!("({key_cols}) {op} ({})", params.join(", ")));
         }
-        let (table, cols) = match (self.table, self.paths_only) {
-            (Table::Files, false) => ("files", FILE_COLS),
-            (Table::Dirs, false) => ("dirs", DIR_COLS),
-            (Table::Files, true) => ("files", "path"),
-            (Table::Dirs, true) => ("dirs", "path"),
+        let table = match self.table {
+            Table::Files => "files",
+            Table::Dirs => "dirs",
+        };
+        let cols = match (self.table, self.columns) {
+            (Table::Files, Columns::Entry) => FILE_COLS,
+            (Table::Dirs, Columns::Entry) => DIR_COLS,
+            (_, Columns::Path) => "path",
+            (_, Columns::Extent) => "path, shard, offset, size",
         };
         let limit = bind(Bind::Int(0), &mut binds);
         let wher = if conds.is_empty() {
@@ -280,17 +356,64 @@ impl ScanSpec {
         } else {
             conds.join(" AND ")
         };
+        let order_by = if self.reverse {
+            keys.iter()
+                .map(|k| format!("{k} DESC"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else {
+            keys.join(", ")
+        };
         let sql = format!(
-            "SELECT {cols}, {keys} FROM {table} WHERE {wher} ORDER BY {keys} LIMIT {limit}",
+            "SELECT {cols}, {keys} FROM {table} WHERE {wher} ORDER BY {order_by} LIMIT {limit}",
             keys = keys.join(", ")
         );
         (sql, binds)
     }
 }
 
-/// Where a scan stands: the key columns of the last row read, as stored.
+/// Where a scan stands: the key columns of the last row read, as stored. A scan
+/// continues after its key, or from it on when the key is
+/// [`inclusive`](ScanKey::inclusive).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ScanKey(Vec<Bind>);
+pub struct ScanKey {
+    values: Vec<Bind>,
+    inclusive: bool,
+}
+
+impl ScanKey {
+    fn of(values: Vec<Bind>) -> ScanKey {
+        ScanKey {
+            values,
+            inclusive: false,
+        }
+    }
+
+    /// After every row of path `path` (a key of a scan in path order).
+    pub fn after_path(path: &str) -> ScanKey {
+        ScanKey::of(vec![
+            Bind::Text(path.as_bytes().to_vec()),
+            Bind::Int(i64::MAX),
+        ])
+    }
+
+    /// After the row `rowid` (a key of a scan in row-id order).
+    pub fn after_rowid(rowid: i64) -> ScanKey {
+        ScanKey::of(vec![Bind::Int(rowid)])
+    }
+
+    /// After the row `rowid` at `shard`, `offset` (a key of a scan in address
+    /// order).
+    pub fn after_address(shard: i64, offset: i64, rowid: i64) -> ScanKey {
+        ScanKey::of(vec![Bind::Int(shard), Bind::Int(offset), Bind::Int(rowid)])
+    }
+
+    /// The same place, the row at it included.
+    pub fn inclusive(mut self) -> ScanKey {
+        self.inclusive = true;
+        self
+    }
+}
 
 /// One page of a scan.
 #[derive(Debug)]
@@ -305,10 +428,15 @@ pub struct ScanPage {
 /// A value bound to a statement: text need not be valid UTF-8.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Bind {
+    /// NULL.
     Null,
+    /// An integer.
     Int(i64),
+    /// A floating-point number.
     Real(f64),
+    /// Text, as bytes (not necessarily UTF-8).
     Text(Vec<u8>),
+    /// A blob.
     Blob(Vec<u8>),
 }
 
@@ -364,11 +492,7 @@ impl Index {
         for (n, b) in binds.iter().enumerate() {
             stmt.raw_bind_parameter(n + 1, b).at(&self.path)?;
         }
-        let first_key = match (spec.table, spec.paths_only) {
-            (_, true) => 1,
-            (Table::Files, false) => FILE_COLS.split(',').count(),
-            (Table::Dirs, false) => DIR_COLS.split(',').count(),
-        };
+        let first_key = spec.first_key();
         let nkeys = spec.key_columns().len();
         let mut rows = stmt.raw_query();
         let mut key = vec![Bind::Null; nkeys];
@@ -384,7 +508,7 @@ impl Index {
             }
             visit(row)?;
         }
-        Ok((n, (n == limit && n > 0).then_some(ScanKey(key))))
+        Ok((n, (n == limit && n > 0).then_some(ScanKey::of(key))))
     }
 
     /// Up to `limit` rows of `spec` after `after` (from the start when `None`),
@@ -397,8 +521,8 @@ impl Index {
     ) -> Result<ScanPage> {
         let mut out = Vec::new();
         let (_, last) = self.scan_rows(spec, after, limit, &mut |row| {
-            let entry = if spec.paths_only {
-                super::text(row, 0, "path").map(|path| match spec.table {
+            let entry = if spec.columns != Columns::Entry {
+                super::decode::text(row, 0, "path").map(|path| match spec.table {
                     Table::Files => Entry::File(FileInfo {
                         path,
                         shard: 0,
@@ -424,6 +548,49 @@ impl Index {
         Ok(ScanPage { rows: out, last })
     }
 
+    /// Every entry of `spec` in order, read `page` rows per query; the first row
+    /// that does not decode ends the scan with its error.
+    pub fn scan_each(
+        &self,
+        spec: &ScanSpec,
+        page: usize,
+        visit: &mut dyn FnMut(Entry) -> Result<()>,
+    ) -> Result<()> {
+        let mut after = None;
+        loop {
+            let p = self.scan_page(spec, after.as_ref(), page)?;
+            for r in p.rows {
+                visit(r?)?;
+            }
+            match p.last {
+                Some(k) => after = Some(k),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Up to `limit` entries of `spec` after `after`, each with its row id, and
+    /// the key to continue from (as [`scan_page`](Self::scan_page)); a row that
+    /// does not decode is an error.
+    #[allow(clippy::type_complexity)]
+    pub fn scan_page_ids(
+        &self,
+        spec: &ScanSpec,
+        after: Option<&ScanKey>,
+        limit: usize,
+    ) -> Result<(Vec<(i64, Entry)>, Option<ScanKey>)> {
+        let mut out = Vec::new();
+        let (_, last) = self.scan_rows(spec, after, limit, &mut |row| {
+            let entry = match spec.table {
+                Table::Files => self.decode_file(row).map(Entry::File)?,
+                Table::Dirs => self.decode_dir(row).map(Entry::Dir)?,
+            };
+            out.push((spec.rowid_of(row).at(&self.path)?, entry));
+            Ok(())
+        })?;
+        Ok((out, last))
+    }
+
     /// The path in the first column of a scan row (a row of a
     /// [`paths_only`](ScanSpec::paths_only) scan), without copying it.
     pub fn path_of<'r>(&self, row: &'r rusqlite::Row<'_>) -> Result<&'r str> {
@@ -447,11 +614,44 @@ mod tests {
         let spec = ScanSpec::new(Table::Files, ScanOrder::Path).with(Cond::Below("a".into()));
         let (first, _) = spec.sql(None);
         assert!(!first.contains("IS NULL"), "{first}");
-        let (next, binds) = spec.sql(Some(&ScanKey(vec![
+        let (next, binds) = spec.sql(Some(&ScanKey::of(vec![
             Bind::Text(b"a/x".to_vec()),
             Bind::Int(3),
         ])));
         assert!(next.contains("(path, rowid) > (?3, ?4)"), "{next}");
         assert_eq!(binds.len(), 5);
+    }
+
+    #[test]
+    fn backwards_and_from_a_key() {
+        let spec = ScanSpec::new(Table::Files, ScanOrder::Address)
+            .columns(Columns::Extent)
+            .reversed(true);
+        let (first, _) = spec.sql(None);
+        assert!(
+            first.contains("ORDER BY shard DESC, offset DESC, rowid DESC"),
+            "{first}"
+        );
+        assert!(
+            first.starts_with("SELECT path, shard, offset, size, shard"),
+            "{first}"
+        );
+        let key = ScanKey::after_address(1, 2, 3);
+        let (next, _) = spec.sql(Some(&key));
+        assert!(
+            next.contains("(shard, offset, rowid) < (?1, ?2, ?3)"),
+            "{next}"
+        );
+        let (next, _) = spec.sql(Some(&key.clone().inclusive()));
+        assert!(
+            next.contains("(shard, offset, rowid) <= (?1, ?2, ?3)"),
+            "{next}"
+        );
+        let up = ScanSpec::new(Table::Files, ScanOrder::Address);
+        let (next, _) = up.sql(Some(&key.inclusive()));
+        assert!(
+            next.contains("(shard, offset, rowid) >= (?1, ?2, ?3)"),
+            "{next}"
+        );
     }
 }

@@ -36,7 +36,7 @@ use object_store::path::Path as ObjPath;
 use object_store::{ClientOptions, GetOptions, GetRange, ObjectMeta, ObjectStore, RetryConfig};
 
 use super::config::Settings;
-use super::stats::{self, Kind};
+use super::stats::{self, RequestKind};
 use crate::core::error::{Error, Result};
 use crate::core::location::{RemoteUrl, Scheme};
 
@@ -244,7 +244,7 @@ pub struct Object {
     store: Arc<dyn ObjectStore>,
     path: ObjPath,
     url: String,
-    kind: Kind,
+    kind: RequestKind,
     pin: Mutex<Option<Pin>>,
 }
 
@@ -303,7 +303,7 @@ impl Object {
         store: Arc<dyn ObjectStore>,
         url: &RemoteUrl,
         name: &str,
-        kind: Kind,
+        kind: RequestKind,
     ) -> Object {
         Object {
             store,

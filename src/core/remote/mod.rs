@@ -42,11 +42,11 @@ use object_store::ObjectStore;
 
 use crate::core::error::{Error, Result};
 use crate::core::format::sidecar::{self, PageMap, Rejection};
-pub use crate::core::location::{is_url, Location, RemoteUrl, Scheme};
+pub use crate::core::location::{is_remote, is_url, Location, RemoteUrl, Scheme};
 use client::{Fail, Object};
 pub use config::{IndexMode, Settings};
 use pages::PageSource;
-pub use stats::{snapshot as stats, Kind, Stats};
+pub use stats::{snapshot as stats, RequestKind, Stats};
 use vfs::Registration;
 
 /// Bytes of the index fetched at open: page 1 and the pages just after it (the
@@ -106,7 +106,7 @@ fn not_an_archive(url: &str, detail: &str) -> Error {
 impl RemoteIndex {
     /// The whole object `NAME<suffix>` beside the archive (a companion such as the
     /// record table), in one request; `None` when there is none.
-    pub fn fetch_part(&self, suffix: &str, kind: Kind) -> Result<Option<Bytes>> {
+    pub fn fetch_part(&self, suffix: &str, kind: RequestKind) -> Result<Option<Bytes>> {
         let o = Arc::new(Object::new(
             self.store.clone(),
             &self.url,
@@ -144,10 +144,15 @@ pub fn open_index(url: &RemoteUrl, mode: IndexMode) -> Result<RemoteIndex> {
         store.clone(),
         url,
         &url.with_suffix(crate::core::format::layout::SIDECAR_SUFFIX),
-        Kind::Sidecar,
+        RequestKind::Sidecar,
     ));
     let mut legacy = false;
-    let mut index = Arc::new(Object::new(store.clone(), url, &url.name, Kind::Index));
+    let mut index = Arc::new(Object::new(
+        store.clone(),
+        url,
+        &url.name,
+        RequestKind::Index,
+    ));
     let head_range = (mode != IndexMode::Download).then_some(0..HEAD_BYTES);
     let want_sidecar = mode != IndexMode::Download;
     let (head, side) = {
@@ -185,7 +190,7 @@ pub fn open_index(url: &RemoteUrl, mode: IndexMode) -> Result<RemoteIndex> {
                 store.clone(),
                 url,
                 &url.with_suffix("-sqlite-index"),
-                Kind::Index,
+                RequestKind::Index,
             ));
             match index.get(head_range.clone()) {
                 Ok(h) => h,

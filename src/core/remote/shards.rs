@@ -23,7 +23,7 @@ use object_store::ObjectStore;
 
 use super::client::{spawn, Fail, Object};
 use super::config::Settings;
-use super::stats::Kind;
+use super::stats::RequestKind;
 use crate::core::error::Error;
 use crate::core::location::RemoteUrl;
 
@@ -379,7 +379,7 @@ impl RemoteShards {
                 self.store.clone(),
                 &self.url,
                 &shard_name(&self.url.name, n),
-                Kind::Shards,
+                RequestKind::Shards,
             )),
             stream: Mutex::new(Stream::default()),
         });

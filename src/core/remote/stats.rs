@@ -7,22 +7,27 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The kinds of objects of an archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum RequestKind {
     Sidecar = 0,
     Index = 1,
     Shards = 2,
     Records = 3,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Sidecar, Kind::Index, Kind::Shards, Kind::Records];
+impl RequestKind {
+    pub const ALL: [RequestKind; 4] = [
+        RequestKind::Sidecar,
+        RequestKind::Index,
+        RequestKind::Shards,
+        RequestKind::Records,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
-            Kind::Sidecar => "sidecar",
-            Kind::Index => "index",
-            Kind::Shards => "shards",
-            Kind::Records => "records",
+            RequestKind::Sidecar => "sidecar",
+            RequestKind::Index => "index",
+            RequestKind::Shards => "shards",
+            RequestKind::Records => "records",
         }
     }
 }
@@ -51,21 +56,21 @@ static COUNTERS: [Counters; 4] = [
 ];
 
 /// One request sent (every attempt counts, retries included).
-pub(crate) fn request(kind: Kind) {
+pub(crate) fn request(kind: RequestKind) {
     COUNTERS[kind as usize]
         .requests
         .fetch_add(1, Ordering::Relaxed);
 }
 
 /// `n` bytes of response bodies received.
-pub(crate) fn bytes(kind: Kind, n: u64) {
+pub(crate) fn bytes(kind: RequestKind, n: u64) {
     COUNTERS[kind as usize]
         .bytes
         .fetch_add(n, Ordering::Relaxed);
 }
 
 /// An attempt failed and is repeated.
-pub(crate) fn retry(kind: Kind) {
+pub(crate) fn retry(kind: RequestKind) {
     COUNTERS[kind as usize]
         .retries
         .fetch_add(1, Ordering::Relaxed);
@@ -89,23 +94,23 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn get(&self, kind: Kind) -> KindStats {
+    pub fn get(&self, kind: RequestKind) -> KindStats {
         match kind {
-            Kind::Sidecar => self.sidecar,
-            Kind::Index => self.index,
-            Kind::Shards => self.shards,
-            Kind::Records => self.records,
+            RequestKind::Sidecar => self.sidecar,
+            RequestKind::Index => self.index,
+            RequestKind::Shards => self.shards,
+            RequestKind::Records => self.records,
         }
     }
 
     /// Requests of all kinds.
     pub fn requests(&self) -> u64 {
-        Kind::ALL.iter().map(|&k| self.get(k).requests).sum()
+        RequestKind::ALL.iter().map(|&k| self.get(k).requests).sum()
     }
 
     /// Bytes of all kinds.
     pub fn bytes(&self) -> u64 {
-        Kind::ALL.iter().map(|&k| self.get(k).bytes).sum()
+        RequestKind::ALL.iter().map(|&k| self.get(k).bytes).sum()
     }
 
     /// The counts since `earlier`.
@@ -126,7 +131,7 @@ impl Stats {
 
 /// The counters of this process so far.
 pub fn snapshot() -> Stats {
-    let g = |k: Kind| {
+    let g = |k: RequestKind| {
         let c = &COUNTERS[k as usize];
         KindStats {
             requests: c.requests.load(Ordering::Relaxed),
@@ -135,10 +140,10 @@ pub fn snapshot() -> Stats {
         }
     };
     Stats {
-        sidecar: g(Kind::Sidecar),
-        index: g(Kind::Index),
-        shards: g(Kind::Shards),
-        records: g(Kind::Records),
+        sidecar: g(RequestKind::Sidecar),
+        index: g(RequestKind::Index),
+        shards: g(RequestKind::Shards),
+        records: g(RequestKind::Records),
     }
 }
 
@@ -146,7 +151,7 @@ impl fmt::Display for Stats {
     /// One line per kind, then the total: `remote index: 2 requests, 65536 bytes,
     /// 0 retries`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for k in Kind::ALL {
+        for k in RequestKind::ALL {
             let s = self.get(k);
             writeln!(
                 f,

@@ -1,4 +1,4 @@
-//! Shard files: raw file bytes back to back (spec §1.1, §5.2).
+//! Shard files: raw file bytes back to back (docs/FORMAT.md §1.2, §7.1).
 //!
 //! [`ShardSet`] reads shards from any number of threads at once: positioned reads
 //! (`pread`) need no shared cursor, and memory maps are created lazily and renewed
@@ -246,8 +246,8 @@ impl ShardSet {
         if self.remote.is_some() {
             return; // remote reads in address order fetch ahead by themselves
         }
-        if let (Ok(s), Some(len)) = (self.shard(n), std::num::NonZeroU64::new(len)) {
-            let _ = rustix::fs::fadvise(&s.file, offset, Some(len), rustix::fs::Advice::WillNeed);
+        if let Ok(s) = self.shard(n) {
+            crate::core::readahead::will_need(&s.file, offset, len);
         }
     }
 
@@ -454,14 +454,7 @@ pub(crate) fn shard_len(path: &Path) -> Result<u64> {
     Err(Error::not_a_file(path, md.is_dir()))
 }
 
-/// `fsync` a directory so that a newly created entry in it survives a crash.
-pub(crate) fn sync_dir(path: &Path) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(dir).and_then(|d| d.sync_all()).at(dir)
-}
+pub(crate) use crate::core::output::sync_dir;
 
 /// Ask the kernel to start writing back a range now, without waiting, so that the
 /// `fdatasync` at the next commit finds little left to do.

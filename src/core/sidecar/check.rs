@@ -14,7 +14,7 @@ use crate::core::format::layout::Layout;
 use crate::core::format::sidecar::{
     check_fresh, page_range, parse_each_page, Outline, Rejection, RejectionKind,
 };
-use crate::core::index::Index;
+use crate::core::index::{pages, Index};
 
 /// The verdict on a sidecar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -112,9 +112,7 @@ pub fn check(archive: &Path) -> Result<CheckReport> {
     // rolls back a hot journal first, so the file is committed state).
     let idx = Index::open_read(&index_path)?;
     let conn = idx.conn();
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .at(&index_path)?;
+    let mode: String = pages::journal_mode(conn).at(&index_path)?;
     let wal = mode.eq_ignore_ascii_case("wal");
     let index_bytes = std::fs::metadata(&index_path).at(&index_path)?.len();
     let mut report = CheckReport {
@@ -144,13 +142,12 @@ pub fn check(archive: &Path) -> Result<CheckReport> {
     };
     report.bytes = Some(bytes.len() as u64);
     let file_bytes = bytes.len();
-    conn.execute_batch("BEGIN").at(&index_path)?;
-    let r = conn
-        .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
+    pages::begin_read(conn).at(&index_path)?;
+    let r = pages::read_schema(conn)
         .at(&index_path)
         .and_then(|()| RawFile::of(conn).at(&index_path))
         .and_then(|file| parse_and_compare(&bytes, index_bytes, &file, &index_path));
-    let _ = conn.execute_batch("COMMIT");
+    let _ = pages::end_read(conn);
     let (outline, verdict) = r?;
     if let Some(o) = &outline {
         report.page_size = Some(o.page_size);

@@ -11,8 +11,8 @@
 //! read, so no writer (ours or anyone's) can commit in between; the pages are read
 //! through SQLite's own file handle ([`super::raw`]).
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
@@ -22,11 +22,8 @@ use crate::core::error::{Error, IoContext, Result};
 use crate::core::format::layout::Layout;
 use crate::core::format::sidecar::{encode_pages, page_range, DEFAULT_LEVEL};
 
-/// The selection query of the seed: every interior b-tree page of every b-tree,
-/// and every page of the schema b-tree (page 1 is its root).
-pub const SELECTION_SQL: &str = "SELECT pageno FROM dbstat \
-     WHERE pagetype = 'internal' OR name IN ('sqlite_master', 'sqlite_schema') \
-     ORDER BY pageno";
+use crate::core::index::pages;
+pub use crate::core::index::pages::SELECTION_SQL;
 
 /// Journal modes in which every committed page is in the main file.
 pub const SAFE_JOURNAL_MODES: [&str; 5] = ["off", "delete", "memory", "truncate", "persist"];
@@ -138,25 +135,21 @@ fn read_and_encode(
     index: &Path,
     level: i32,
 ) -> Result<(Vec<u8>, u32, u32), Refusal> {
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .map_err(sql(index))?;
+    let mode: String = pages::journal_mode(conn).map_err(sql(index))?;
     let mode = mode.to_ascii_lowercase();
     if !SAFE_JOURNAL_MODES.contains(&mode.as_str()) {
         return Err(Refusal::UnsupportedJournalMode { mode });
     }
-    let page_size: i64 = conn
-        .query_row("PRAGMA page_size", [], |r| r.get(0))
-        .map_err(|e| Refusal::InvalidPageSize {
-            value: e.to_string(),
-        })?;
+    let page_size: i64 = pages::page_size(conn).map_err(|e| Refusal::InvalidPageSize {
+        value: e.to_string(),
+    })?;
     let page_size = u32::try_from(page_size)
         .ok()
         .filter(|p| p.is_power_of_two() && (512..=65536).contains(p))
         .ok_or(Refusal::InvalidPageSize {
             value: page_size.to_string(),
         })?;
-    let mut stmt = match conn.prepare(SELECTION_SQL) {
+    let mut stmt = match pages::prepare_selection(conn) {
         Ok(s) => s,
         Err(e) if e.to_string().contains("dbstat") => {
             return Err(Refusal::DbstatUnavailable {
@@ -167,7 +160,7 @@ fn read_and_encode(
     };
     // The statement's read holds the shared lock until the transaction ends; the
     // bytes are read through SQLite's own file handle (see `raw`).
-    conn.execute_batch("BEGIN").map_err(sql(index))?;
+    pages::begin_read(conn).map_err(sql(index))?;
     let result = (|| {
         let mut pagenos: Vec<u32> = vec![1];
         let rows = stmt
@@ -203,7 +196,7 @@ fn read_and_encode(
             (Err(e), None) => Err(Refusal::Failed(Error::io(index, e))),
         }
     })();
-    let end = conn.execute_batch("COMMIT");
+    let end = pages::end_read(conn);
     let r = result?;
     end.map_err(sql(index))?;
     Ok(r)
@@ -237,17 +230,7 @@ pub fn temp_path(layout: &Layout) -> PathBuf {
 pub fn install(layout: &Layout, built: &Built) -> Result<Written> {
     let path = layout.sidecar();
     let temp = temp_path(layout);
-    let written = (|| {
-        let mut f = File::create(&temp).at(&temp)?;
-        f.write_all(&built.bytes).at(&temp)?;
-        f.sync_data().at(&temp)?;
-        fs::rename(&temp, &path).at(&path)?;
-        crate::core::shards::sync_dir(&path)
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(e);
-    }
+    crate::core::output::write_file(&path, &temp, &built.bytes)?;
     Ok(Written {
         path,
         page_size: built.page_size,
@@ -306,7 +289,7 @@ pub fn remove(layout: &Layout) -> Result<bool> {
         }
     }
     if removed {
-        crate::core::shards::sync_dir(&path)?;
+        crate::core::output::sync_dir(&path)?;
     }
     Ok(removed)
 }

@@ -4,7 +4,7 @@
 //! # Why
 //!
 //! Read from object storage, every path lookup in the SQLite index walks root →
-//! interior → leaf pages, one round trip each. The sidecar (seed 003, the SFBTM v3
+//! interior → leaf pages, one round trip each. The sidecar (docs/FORMAT.md §9, the SFBTM v3
 //! format) holds page 1, every page of the schema b-tree and every interior page of
 //! every b-tree, zstd-compressed, typically a fraction of a percent of the index.
 //! A reader fetches it once at open and pins its pages in memory; a cold lookup

@@ -666,8 +666,8 @@ impl Shell {
                 ("-path", Some(v)) => opts.path = Some(v),
                 ("-type", Some(v)) => {
                     opts.kind = Some(match v.as_str() {
-                        "f" => listing::find::Kind::File,
-                        "d" => listing::find::Kind::Dir,
+                        "f" => listing::find::EntryKind::File,
+                        "d" => listing::find::EntryKind::Dir,
                         _ => fail!(io, "find: -type: {v}: expected f or d"),
                     })
                 }
@@ -997,7 +997,7 @@ impl Shell {
         let mut removed = Vec::new();
         let mut result = Ok(());
         for f in &files {
-            match w.delete_file(f) {
+            match w.remove_file(f) {
                 Ok(_) => removed.push(f.clone()),
                 Err(e) => {
                     result = Err(e);

@@ -1,0 +1,381 @@
+//! Point lookups and small queries: an entry by path or by row id, a directory's
+//! children, a glob's matches, counts and per-shard usage. Walks over many rows
+//! are scans ([`super::scan`]).
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{params, OptionalExtension, ToSql};
+
+use super::{Index, DIR_COLS, FILE_COLS};
+use crate::core::entry::{DirInfo, Entry, FileInfo, Listing};
+use crate::core::error::{Error, Result, SqlContext};
+use crate::core::glob::Glob;
+
+impl Index {
+    /// The file at `path` (already normalized), if any.
+    pub fn file(&self, path: &str) -> Result<Option<FileInfo>> {
+        Ok(self
+            .query_files(
+                concat!("SELECT ", file_cols!(), " FROM files WHERE path = ?1"),
+                [path],
+            )?
+            .pop())
+    }
+
+    /// The directory at `path` (already normalized), if any.
+    pub fn dir(&self, path: &str) -> Result<Option<DirInfo>> {
+        Ok(self
+            .query_dirs(
+                concat!("SELECT ", dir_cols!(), " FROM dirs WHERE path = ?1"),
+                [path],
+            )?
+            .pop())
+    }
+
+    /// Does a file row exist at `path`?
+    pub fn is_file(&self, path: &str) -> Result<bool> {
+        self.exists_in("SELECT 1 FROM files WHERE path = ?1", path)
+    }
+
+    /// Does a dir row exist at `path`?
+    pub fn is_dir(&self, path: &str) -> Result<bool> {
+        self.exists_in("SELECT 1 FROM dirs WHERE path = ?1", path)
+    }
+
+    fn exists_in(&self, sql: &'static str, path: &str) -> Result<bool> {
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
+        stmt.exists([path]).at(&self.path)
+    }
+
+    /// Subdirectories directly in `dir`, sorted by path.
+    pub fn child_dirs(&self, dir: &str) -> Result<Vec<DirInfo>> {
+        self.query_dirs(
+            &format!("SELECT {DIR_COLS} FROM dirs WHERE parent = ?1 ORDER BY path"),
+            [dir],
+        )
+    }
+
+    /// Files directly in `dir`, sorted by path.
+    pub fn child_files(&self, dir: &str) -> Result<Vec<FileInfo>> {
+        self.query_files(
+            &format!("SELECT {FILE_COLS} FROM files WHERE parent = ?1 ORDER BY path"),
+            [dir],
+        )
+    }
+
+    /// The subdirectories and files directly in the (normalized) directory `dir`,
+    /// each sorted by path. A file or a missing path is an error.
+    pub fn listing(&self, dir: &str) -> Result<Listing> {
+        if !self.is_dir(dir)? {
+            return Err(if self.is_file(dir)? {
+                Error::NotADirectory(dir.to_string())
+            } else {
+                Error::NotFound(dir.to_string())
+            });
+        }
+        Ok(Listing {
+            dirs: self.child_dirs(dir)?,
+            files: self.child_files(dir)?,
+        })
+    }
+
+    /// The number of rows of `table` that `sqlite_stat1` records (what SQLite's
+    /// query planner believes), `None` without statistics for it.
+    pub fn stat1_rows(&self, table: &str) -> Result<Option<i64>> {
+        let exists: bool = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
+            .at(&self.path)?
+            > 0;
+        if !exists {
+            return Ok(None);
+        }
+        let stat: Option<String> = self
+            .conn
+            .prepare_cached("SELECT CAST(stat AS TEXT) FROM sqlite_stat1 WHERE tbl = ?1 LIMIT 1")
+            .and_then(|mut s| {
+                s.query_row([table], |r| r.get::<_, Option<String>>(0))
+                    .optional()
+            })
+            .at(&self.path)?
+            .flatten();
+        Ok(stat.and_then(|s| s.split_whitespace().next()?.parse().ok()))
+    }
+
+    /// The sizes of the entries directly in `dir` added up: each file's size and
+    /// each subdirectory's total (the `total` line of `ls -l`).
+    pub fn children_size(&self, dir: &str) -> Result<i64> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT (SELECT coalesce(sum(size_tree), 0) FROM dirs WHERE parent = ?1) \
+                 + (SELECT coalesce(sum(size), 0) FROM files WHERE parent = ?1)",
+            )
+            .at(&self.path)?;
+        let v = stmt
+            .query_row([dir], |r| {
+                Ok(match r.get_ref(0)? {
+                    ValueRef::Integer(i) => i,
+                    ValueRef::Real(f) => f as i64,
+                    _ => 0,
+                })
+            })
+            .at(&self.path)?;
+        Ok(v)
+    }
+
+    /// Files and directories whose whole path matches `glob`, sorted by path. The
+    /// root is never matched. Only the range of paths that start with the pattern's
+    /// literal prefix is scanned.
+    pub fn glob(&self, glob: &Glob) -> Result<Vec<Entry>> {
+        let prefix = glob.literal_prefix().as_bytes().to_vec();
+        let upper = prefix_upper_bound(&prefix);
+        let mut out = Vec::new();
+        for (table, cols) in [("files", FILE_COLS), ("dirs", DIR_COLS)] {
+            let sql = format!(
+                "SELECT {cols} FROM {table} WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) \
+                 AND path != '' ORDER BY path"
+            );
+            let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
+            let lo = RawText(&prefix);
+            let hi = upper.as_deref().map(RawText);
+            let mut rows = stmt.query((&lo, &hi)).at(&self.path)?;
+            while let Some(row) = rows.next().at(&self.path)? {
+                let path: &str = match row.get_ref(0).at(&self.path)? {
+                    ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
+                    _ => "",
+                };
+                if !glob.is_match(path) {
+                    continue;
+                }
+                out.push(if table == "files" {
+                    Entry::File(self.decode_file(row)?)
+                } else {
+                    Entry::Dir(self.decode_dir(row)?)
+                });
+            }
+        }
+        out.sort_by(|a, b| a.path().cmp(b.path()));
+        Ok(out)
+    }
+
+    // ----------------------------------------------------------------- row ids
+    //
+    // A row id names an entry for as long as its row lives: renames keep it, and a
+    // file whose content is replaced in place keeps it too
+    // ([`crate::ArchiveWriter::finish_file`] of a rewrite). The mount uses row ids as
+    // inode numbers.
+
+    /// The file whose row id is `id`.
+    pub fn file_by_id(&self, id: i64) -> Result<Option<FileInfo>> {
+        Ok(self
+            .query_files(
+                &format!("SELECT {FILE_COLS} FROM files WHERE rowid = ?1"),
+                [id],
+            )?
+            .pop())
+    }
+
+    /// The directory whose row id is `id`.
+    pub fn dir_by_id(&self, id: i64) -> Result<Option<DirInfo>> {
+        Ok(self
+            .query_dirs(
+                &format!("SELECT {DIR_COLS} FROM dirs WHERE rowid = ?1"),
+                [id],
+            )?
+            .pop())
+    }
+
+    /// The file at `path` (already normalized) and its row id.
+    pub fn file_with_id(&self, path: &str) -> Result<Option<(i64, FileInfo)>> {
+        Ok(self
+            .files_with_ids(
+                &format!("SELECT {FILE_COLS}, rowid FROM files WHERE path = ?1"),
+                params![path],
+            )?
+            .pop())
+    }
+
+    /// The directory at `path` (already normalized) and its row id.
+    pub fn dir_with_id(&self, path: &str) -> Result<Option<(i64, DirInfo)>> {
+        Ok(self
+            .dirs_with_ids(
+                &format!("SELECT {DIR_COLS}, rowid FROM dirs WHERE path = ?1"),
+                params![path],
+            )?
+            .pop())
+    }
+
+    fn files_with_ids(&self, sql: &str, p: impl rusqlite::Params) -> Result<Vec<(i64, FileInfo)>> {
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
+        let mut rows = stmt.query(p).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().at(&self.path)? {
+            let fi = self.decode_file(row)?;
+            out.push((row.get(9).at(&self.path)?, fi));
+        }
+        Ok(out)
+    }
+
+    fn dirs_with_ids(&self, sql: &str, p: impl rusqlite::Params) -> Result<Vec<(i64, DirInfo)>> {
+        let mut stmt = self.conn.prepare_cached(sql).at(&self.path)?;
+        let mut rows = stmt.query(p).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().at(&self.path)? {
+            let d = self.decode_dir(row)?;
+            out.push((row.get(9).at(&self.path)?, d));
+        }
+        Ok(out)
+    }
+
+    /// Number of rows in `files`.
+    pub fn count_files(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
+            .at(&self.path)?;
+        Ok(n as u64)
+    }
+
+    /// Number of rows in `dirs` (the root included).
+    pub fn count_dirs(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM dirs", [], |r| r.get(0))
+            .at(&self.path)?;
+        Ok(n.max(0) as u64)
+    }
+
+    /// The logical end of shard `shard`: the largest offset + size of its files
+    /// (0 without files), through the shard/offset index.
+    pub fn shard_end(&self, shard: u64) -> Result<u64> {
+        let v = self
+            .conn
+            .prepare_cached("SELECT max(offset + size) FROM files WHERE shard = ?1")
+            .and_then(|mut st| {
+                st.query_row([shard as i64], |r| {
+                    Ok(match r.get_ref(0)? {
+                        ValueRef::Integer(i) => Ok(i.max(0) as u64),
+                        ValueRef::Null => Ok(0),
+                        other => Err(other.data_type()),
+                    })
+                })
+            })
+            .at(&self.path)?;
+        v.map_err(|t| Error::corrupt(&self.path, format!("files.offset holds a {t:?} value")))
+    }
+
+    /// Number of files in shard `shard` (through the shard/offset index).
+    pub fn count_in_shard(&self, shard: u64) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM files WHERE shard = ?1")
+            .and_then(|mut st| st.query_row([shard as i64], |r| r.get(0)))
+            .at(&self.path)?;
+        Ok(n.max(0) as u64)
+    }
+
+    /// Total of `size` over all files.
+    pub fn total_size(&self) -> Result<u64> {
+        let n: Option<i64> = self
+            .conn
+            .query_row("SELECT sum(size) FROM files", [], |r| r.get(0))
+            .at(&self.path)?;
+        Ok(n.unwrap_or(0).max(0) as u64)
+    }
+
+    /// Highest shard number any file refers to (answered from the shard/offset index).
+    pub fn max_shard(&self) -> Result<Option<i64>> {
+        let v = self
+            .conn
+            .query_row("SELECT max(shard) FROM files", [], |r| {
+                Ok(match r.get_ref(0)? {
+                    ValueRef::Integer(i) => Ok(Some(i)),
+                    ValueRef::Null => Ok(None),
+                    other => Err(other.data_type()),
+                })
+            })
+            .at(&self.path)?;
+        v.map_err(|t| Error::corrupt(&self.path, format!("files.shard holds a {t:?} value")))
+    }
+
+    /// Per shard: logical end (max offset+size), number of files and live bytes.
+    pub fn shard_usage(&self) -> Result<Vec<ShardUsage>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT shard, max(offset + size), count(*), sum(size) FROM files \
+                 GROUP BY shard ORDER BY shard",
+            )
+            .at(&self.path)?;
+        let mut rows = stmt.query([]).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().at(&self.path)? {
+            let get = |i: usize| -> Result<i64> {
+                match r.get_ref(i).at(&self.path)? {
+                    ValueRef::Integer(v) if v >= 0 => Ok(v),
+                    ValueRef::Null => Ok(0),
+                    other => Err(Error::corrupt(
+                        &self.path,
+                        format!("bad shard, offset or size value {:?}", other.data_type()),
+                    )),
+                }
+            };
+            out.push(ShardUsage {
+                shard: get(0)? as u64,
+                logical_end: get(1)? as u64,
+                files: get(2)? as u64,
+                live_bytes: get(3)? as u64,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Bind raw bytes as SQLite TEXT (for range bounds that need not be valid UTF-8).
+struct RawText<'a>(&'a [u8]);
+
+impl ToSql for RawText<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
+    }
+}
+
+/// The smallest byte string greater than every string that starts with `prefix`,
+/// or `None` when there is none (empty prefix or all 0xFF).
+pub(crate) fn prefix_upper_bound(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut hi = prefix.to_vec();
+    while let Some(last) = hi.pop() {
+        if last < 0xFF {
+            hi.push(last + 1);
+            return Some(hi);
+        }
+    }
+    None
+}
+
+/// Use of one shard according to the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardUsage {
+    /// The shard number.
+    pub shard: u64,
+    /// The largest offset + size of its files.
+    pub logical_end: u64,
+    /// The number of files in it.
+    pub files: u64,
+    /// The sum of their sizes.
+    pub live_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upper_bounds() {
+        assert_eq!(prefix_upper_bound(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_upper_bound(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_upper_bound(b""), None);
+        assert_eq!(prefix_upper_bound(b"\xff"), None);
+    }
+}

@@ -1,0 +1,5 @@
+//! Getting data out: `barecat-extract`, `barecat-to-zip`, `barecat-to-tar`.
+
+mod attacks;
+mod extract;
+mod zip_tar;
