@@ -4,6 +4,8 @@
 //! command) and `DIR/completions/` (bash, zsh and fish, for `barecat` and for every
 //! `barecat-<command>` program). The committed copies at the repository root are
 //! regenerated with `scripts/gen-docs.sh`; a test fails when they are out of date.
+//! The same run rewrites the command reference at the end of `DIR/docs/GUIDE.md`
+//! (everything after its `## Command reference` heading) when that file exists.
 
 use std::fs;
 use std::io;
@@ -200,5 +202,141 @@ pub fn generate_docs(dir: &Path) -> io::Result<Vec<PathBuf>> {
         fs::write(&path, data)?;
         written.push(rel);
     }
+    // The command reference at the end of docs/GUIDE.md, when `dir` holds one.
+    let guide = dir.join("docs/GUIDE.md");
+    if let Ok(text) = fs::read_to_string(&guide) {
+        if let Some(new) = guide_with_reference(&text) {
+            if new != text {
+                fs::write(&guide, new)?;
+            }
+            written.push(PathBuf::from("docs/GUIDE.md"));
+        }
+    }
     Ok(written)
+}
+
+/// The heading of docs/GUIDE.md under which [`guide_reference`] goes: everything
+/// after it is generated.
+pub const GUIDE_REFERENCE_HEADING: &str = "## Command reference\n";
+
+/// The command reference of docs/GUIDE.md: an introduction, then for each listed
+/// command its summary, usage line, options table and the examples and notes of its
+/// `--help`. Generated from the same clap definitions as the man pages.
+pub fn guide_reference() -> String {
+    let mut out = String::from(
+        "\nGenerated from the command definitions (`barecat-NAME --help` and `man \
+         barecat-NAME`\nsay the same). `barecat NAME …` runs each of them too. Options \
+         every command\nshares: `-h` (help), `-V` (version), `-q` (quiet, where the \
+         command prints progress).\n",
+    );
+    for c in commands().iter().filter(|c| !c.legacy) {
+        let mut cmd = (c.command)()
+            .name(c.binary)
+            .bin_name(c.binary)
+            .disable_help_subcommand(true);
+        cmd.build();
+        out.push_str(&guide_section(&cmd, c.binary));
+    }
+    out
+}
+
+/// One command's section of the reference.
+fn guide_section(cmd: &clap::Command, binary: &str) -> String {
+    let mut s = format!("\n### {binary}\n\n");
+    if let Some(about) = cmd.get_about() {
+        s.push_str(&format!("{about}\n\n"));
+    }
+    let mut usage = vec![binary.to_string()];
+    let mut rows = Vec::new();
+    // Options first, then the operands, as the old hand-written pages had them.
+    let (operands, options): (Vec<&clap::Arg>, Vec<&clap::Arg>) = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .partition(|a| a.is_positional());
+    for a in options.into_iter().chain(operands) {
+        let names = match (a.get_short(), a.get_long()) {
+            (Some(sh), Some(l)) => Some((format!("-{sh}|--{l}"), format!("-{sh}, --{l}"))),
+            (None, Some(l)) => Some((format!("--{l}"), format!("--{l}"))),
+            (Some(sh), None) => Some((format!("-{sh}"), format!("-{sh}"))),
+            (None, None) => None,
+        };
+        let value = a
+            .get_value_names()
+            .map(|v| {
+                v.iter()
+                    .map(|n| format!("<{n}>"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_else(|| format!("<{}>", a.get_id().as_str().to_uppercase()));
+        let takes_value = a.get_num_args().is_some_and(|n| n.takes_values());
+        let (in_usage, in_table) = match names {
+            Some((u, t)) => (
+                format!("[{u}]"),
+                if takes_value {
+                    format!("{t} {value}")
+                } else {
+                    t
+                },
+            ),
+            None if a.get_num_args().is_some_and(|n| n.max_values() > 1) => {
+                (format!("{value}..."), value)
+            }
+            None => (value.clone(), value),
+        };
+        usage.push(in_usage);
+        let id = a.get_id().as_str();
+        // Shared by every command: said once in the reference's introduction.
+        if id == "help" || id == "version" || id == "quiet" {
+            continue;
+        }
+        let mut help = a
+            .get_help()
+            .map(|h| h.to_string().replace('\n', " "))
+            .unwrap_or_default();
+        let defaults: Vec<String> = a
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        if takes_value && !defaults.is_empty() && !a.is_hide_default_value_set() {
+            help.push_str(&format!(" [default: {}]", defaults.join(",")));
+        }
+        rows.push(format!("| `{in_table}` | {} |", help.replace('|', "\\|")));
+    }
+    let subs: Vec<&clap::Command> = cmd.get_subcommands().filter(|s| !s.is_hide_set()).collect();
+    if !subs.is_empty() {
+        usage.push("<subcommands>".into());
+    }
+    s.push_str(&format!("```text\n{} \n```\n\n", usage.join(" ")));
+    if !subs.is_empty() {
+        s.push_str("| subcommand | what it does |\n|---|---|\n");
+        for sub in &subs {
+            let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+            s.push_str(&format!("| `{binary}-{}(1)` | {about} |\n", sub.get_name()));
+        }
+        s.push('\n');
+    }
+    if !rows.is_empty() {
+        s.push_str("| option | meaning |\n|---|---|\n");
+        for r in rows {
+            s.push_str(&r);
+            s.push('\n');
+        }
+        s.push('\n');
+    }
+    if let Some(extra) = cmd.get_after_help() {
+        let text = extra.to_string();
+        let text = text.strip_prefix("Examples:\n").unwrap_or(&text);
+        s.push_str(&format!("```text\n{}\n```\n", text.trim_end()));
+    }
+    s
+}
+
+/// `guide` (docs/GUIDE.md) with its command reference replaced by
+/// [`guide_reference`]; `None` when it has no [`GUIDE_REFERENCE_HEADING`].
+pub fn guide_with_reference(guide: &str) -> Option<String> {
+    let at = guide.find(&format!("\n{GUIDE_REFERENCE_HEADING}"))? + 1;
+    let head = &guide[..at + GUIDE_REFERENCE_HEADING.len()];
+    Some(format!("{head}{}", guide_reference()))
 }

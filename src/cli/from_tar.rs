@@ -53,7 +53,7 @@ interrupted run stored is kept as it is.
 
 The compression is told by the content: gzip (also several members, and bytes
 after the stream, which are ignored with a note), bzip2, xz, zstd and lz4 (also
-after skippable frames), lzip, compress (.Z); lzop is refused with what to do.
+after skippable frames), lzip, compress (.Z); an lzop stream is refused with what to do.
 Solaris ACL entries are metadata of the next member, never files. Names that are
 not UTF-8 are reported, with a hint; --name-encoding ENC decodes them.
 

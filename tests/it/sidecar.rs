@@ -387,6 +387,7 @@ fn wrap(body: &[u8]) -> Vec<u8> {
 
 #[test]
 fn bad_sidecars_are_absent_for_readers_and_precise_for_check() {
+    need!("zstd");
     let dir = tempfile::tempdir().unwrap();
     let arch = sample(dir.path(), "x.barecat", 3000);
     let good = fs::read(sidecar_of(&arch)).unwrap();

@@ -1,5 +1,6 @@
 //! The committed man pages and shell completions match the clap definitions, and
-//! every listed command has them and a section in docs/GUIDE.md.
+//! every listed command has them and a section in docs/GUIDE.md (whose command
+//! reference is generated from them too).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -28,6 +29,8 @@ fn files_below(root: &Path, sub: &str) -> BTreeSet<PathBuf> {
 fn man_pages_and_completions_are_up_to_date() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
+    fs::create_dir(tmp.path().join("docs")).unwrap();
+    fs::copy(repo.join("docs/GUIDE.md"), tmp.path().join("docs/GUIDE.md")).unwrap();
     crate::support::run_ok(
         crate::support::bin("barecat"),
         [
@@ -50,6 +53,11 @@ fn man_pages_and_completions_are_up_to_date() {
             );
         }
     }
+    assert!(
+        fs::read(tmp.path().join("docs/GUIDE.md")).unwrap()
+            == fs::read(repo.join("docs/GUIDE.md")).unwrap(),
+        "the command reference of docs/GUIDE.md is out of date: run scripts/gen-docs.sh"
+    );
 }
 
 #[test]

@@ -41,7 +41,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 #[test]
 fn readme_examples_run_as_written() {
-    need!("tar", "zip", "barecat");
+    need!("tar", "zip", "zstd", "barecat");
     for (doc, min_blocks) in [("README.md", 8), ("docs/GUIDE.md", 12)] {
         run_examples(doc, min_blocks);
     }

@@ -746,7 +746,7 @@ fn pax_sparse_headers_of_other_writers() {
 
 #[test]
 fn bsdtar_writers() {
-    need!("bsdtar");
+    need!("bsdtar", "cpio", "lz4", "xz", "zip", "zstd");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let src = tree(root, true);
@@ -1032,7 +1032,7 @@ fn stored_zip(name: &[u8], data: &[u8]) -> Vec<u8> {
 
 #[test]
 fn seven_zip_archives() {
-    need!("7z", "bsdtar");
+    need!("7z", "bsdtar", "bzip2");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let src = tree(root, true);

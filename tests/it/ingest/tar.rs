@@ -76,7 +76,7 @@ fn compress(kind: &str, data: &[u8]) -> Vec<u8> {
 
 #[test]
 fn gnu_tar_formats_and_every_compression() {
-    need!("tar", "barecat");
+    need!("tar", "xz", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let want = tar_tree(root, true);
@@ -391,7 +391,7 @@ fn symlink_policy_strip_components_append_and_existing_outputs() {
 
 #[test]
 fn tar_streams_from_stdin() {
-    need!("tar", "barecat");
+    need!("tar", "xz", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let want = tar_tree(root, true);
@@ -466,7 +466,7 @@ fn damaged_fixture(root: &Path) -> (Vec<u8>, Vec<(String, u64, u64)>) {
 
 #[test]
 fn truncated_tars_stop_keeping_what_came_before_and_damaged_headers_are_skipped() {
-    need!("tar", "barecat");
+    need!("tar", "xz", "barecat");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let (good, members) = damaged_fixture(root);

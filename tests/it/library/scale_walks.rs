@@ -7,7 +7,9 @@
 //! The index connections count the virtual machine steps and statements SQLite
 //! runs (`sqlite3_stmt_status`, through the library's test hook), pages are made
 //! tiny so that a small archive spans many of them, and each walk runs over an
-//! archive and one four times as large: the work per entry must not grow.
+//! archive and one four times as large: the work per entry must not grow. The
+//! counters are process-wide, so each measuring test runs alone in a child process
+//! of the test binary.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -351,6 +353,14 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
 fn walks_cost_in_proportion_to_what_they_yield() {
+    crate::support::run_isolated("library::scale_walks::walks_counted_alone");
+}
+
+/// The body of `walks_cost_in_proportion_to_what_they_yield`, run alone in a child
+/// process: the counters are process-wide.
+#[test]
+#[ignore = "run alone by walks_cost_in_proportion_to_what_they_yield"]
+fn walks_counted_alone() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     work::enable();
     set_max_page(PAGE);
@@ -391,6 +401,13 @@ fn walks_cost_in_proportion_to_what_they_yield() {
 
 #[test]
 fn the_counter_sees_a_quadratic_walk() {
+    crate::support::run_isolated("library::scale_walks::quadratic_walk_counted_alone");
+}
+
+/// The body of `the_counter_sees_a_quadratic_walk`, run alone in a child process.
+#[test]
+#[ignore = "run alone by the_counter_sees_a_quadratic_walk"]
+fn quadratic_walk_counted_alone() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // The same measure applied to the walk that was quadratic (a paged query whose
     // key condition cannot seek) must fail, or the test above proves nothing.

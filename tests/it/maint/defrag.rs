@@ -203,8 +203,12 @@ fn quick_defrag_in_pages_of_five_places_every_file_as_in_one_page() {
     };
     assert_eq!(dry(&a), dry(&b));
     let want = contents(&a);
-    let oa = defrag(&["--quick", "--json"], &a);
-    let ob = defrag(&["--quick", "--json", "--small-steps"], &b);
+    // A time limit no run reaches, even on a loaded machine: both must finish.
+    let oa = defrag(&["--quick", "--time-limit", "3600", "--json"], &a);
+    let ob = defrag(
+        &["--quick", "--time-limit", "3600", "--json", "--small-steps"],
+        &b,
+    );
     assert_eq!(code(&oa), 0, "{}", stderr(&oa));
     assert_eq!(code(&ob), 0, "{}", stderr(&ob));
     let ja: serde_json::Value = serde_json::from_str(&stdout(&oa)).unwrap();
@@ -233,8 +237,8 @@ fn quick_defrag_passes_over_files_it_moved_when_it_meets_them_again() {
     need!("barecat");
     let dir = tempfile::tempdir().unwrap();
     for steps in [
-        &["--quick", "--json"][..],
-        &["--quick", "--json", "--small-steps"][..],
+        &["--quick", "--time-limit", "3600", "--json"][..],
+        &["--quick", "--time-limit", "3600", "--json", "--small-steps"][..],
     ] {
         let p = dir.path().join("m.barecat");
         let _ = Layout::remove(&p);

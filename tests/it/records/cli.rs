@@ -63,6 +63,7 @@ fn tree(root: &Path) -> Vec<Vec<u8>> {
 
 #[test]
 fn create_get_gather_info_verify_from_a_tree() {
+    need!("zstd", "compress");
     let t = tempfile::tempdir().unwrap();
     let want = tree(t.path());
     let ds = t.path().join("ds");

@@ -311,3 +311,28 @@ pub fn mtime_ns(p: &Path) -> i64 {
     let m = fs::symlink_metadata(p).unwrap();
     m.mtime() * 1_000_000_000 + m.mtime_nsec()
 }
+
+/// Run the `#[ignore]`d test `name` (its full path, e.g.
+/// `library::scale_walks::walks_counted`) alone in a child process of this test
+/// binary, and fail with its output if it fails. For tests that measure
+/// process-wide counters, which the tests running beside them in this process
+/// would disturb.
+pub fn run_isolated(name: &str) {
+    let exe = std::env::current_exe().unwrap();
+    let o = Command::new(exe)
+        .args([
+            name,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .output_bounded()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.contains("1 passed"),
+        "{name} (alone in a child process) failed:\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
