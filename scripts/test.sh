@@ -11,7 +11,7 @@
 # 2. Python: a venv (.venv, or $BARECAT_VENV) with every `pip` peer of
 #    tests/peers.txt (Python barecat 0.3.1 from PyPI, ...). Reinstalled only when
 #    tests/peers.txt changes.
-# 3. The tests: cargo test over every target.
+# 3. The tests: cargo test of the library, tests/it and the examples.
 # 4. The Python module barecat_rs (python/): built into the venv with maturin (again
 #    only when its Rust sources changed), then its tests (pytest python/tests).
 #
@@ -82,7 +82,11 @@ ci=false
 case "${CI:-}" in "" | 0 | false) ;; *) ci=true ;; esac
 # A one-off build (CI) gains nothing from incremental artefacts but their disk space.
 if [ "$ci" = true ]; then export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"; fi
-cargo test --all-targets "$@"
+# The library's unit tests, the one integration-test binary and the examples. The
+# programs in src/bin only parse arguments into src/cli (tested through the library
+# and by running them): building each of them again as a test harness would link the
+# whole crate 43 more times for no test.
+cargo test --lib --test '*' --examples "$@"
 
 # --- 4. The Python module and its tests --------------------------------------------
 if [ -x "$venv/bin/maturin" ] && "$venv/bin/python" -c 'import pytest' 2>/dev/null; then

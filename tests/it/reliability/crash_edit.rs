@@ -1,5 +1,6 @@
 //! Crash consistency of the commands that change an existing archive: `barecat-rm`,
-//! `barecat-mv`, `barecat-rsync` (local → archive with updates and --delete) and
+//! `barecat-mv`, `barecat-rsync` (local → archive with updates and --delete),
+//! `barecat shell -w` (put, mput, rm, mv: one transaction each) and
 //! `barecat-add`, killed with SIGKILL at random instants (harness:
 //! `tests/it/support/harness.rs`, as in `tests/it/reliability/crash.rs`).
 //!
@@ -426,6 +427,183 @@ fn add_killed_at_random_instants_is_finished_by_resume() {
             args.insert(0, "--resume".into());
             Some((prog, args))
         }),
+    };
+    kill_trials(&mut sc, config());
+}
+
+/// `barecat shell -w -c 'cmd; cmd; …'`: every writing command is one transaction,
+/// so a kill leaves the archive as it was after some number of whole commands.
+struct ShellRun {
+    /// Snapshots, checks of content and lost files; its `argv` runs every command.
+    edit: Edit,
+    cmds: Vec<String>,
+    /// `stages[i]`: the archive after the first `i` commands.
+    stages: Vec<Snapshot>,
+    /// The stage the last kill left.
+    reached: usize,
+}
+
+fn shell_line(out: &Path, cmds: &[String]) -> Line {
+    let script = cmds.join("; ");
+    (
+        "barecat".to_string(),
+        args!["shell", "-w", out, "-c", &script],
+    )
+}
+
+impl Scenario for ShellRun {
+    fn name(&self) -> String {
+        "barecat shell -w".into()
+    }
+
+    fn output(&self) -> PathBuf {
+        self.edit.out.clone()
+    }
+
+    fn prepare(&mut self, _k: usize) {
+        if self.stages.is_empty() {
+            let r = self.edit.out.with_file_name("stage.barecat");
+            for i in 0..=self.cmds.len() {
+                copy_archive(&self.edit.template, &r);
+                if i > 0 {
+                    let (prog, args) = shell_line(&r, &self.cmds[..i]);
+                    let e = run_to_end(cmd(&prog, args), &Stdin::Null);
+                    assert!(e.status.success(), "shell stage {i}: {}", e.stderr);
+                }
+                self.stages.push(self.edit.snapshot(&r).unwrap());
+            }
+            for w in self.stages.windows(2) {
+                assert!(w[0] != w[1], "a command that changes nothing tests nothing");
+            }
+        }
+        copy_archive(&self.edit.template, &self.edit.out);
+    }
+
+    fn command(&self, _k: usize) -> (Command, Stdin) {
+        (self.edit.command_for(&self.edit.out), Stdin::Null)
+    }
+
+    fn after_kill(
+        &mut self,
+        _k: usize,
+        _ended: &Ended,
+        py: &mut PyVerifier,
+    ) -> Result<String, String> {
+        ensure!(
+            state(&self.edit.out) == State::Archive,
+            "the archive is gone"
+        );
+        let snap = self.edit.snapshot(&self.edit.out)?;
+        verify_clean(&self.edit.out, &["extra_shard", "no_shard"])?;
+        py.verify(&self.edit.out)?;
+        let Some(i) = self.stages.iter().position(|s| *s == snap) else {
+            return Err(format!(
+                "not the state after any number of whole commands; against the last: {:?}",
+                snap.diff(self.stages.last().unwrap())
+            ));
+        };
+        self.reached = i;
+        Ok(format!("after {i} commands"))
+    }
+
+    fn fix_and_compare(&mut self, _k: usize, py: &mut PyVerifier) -> Check {
+        // The fix: run the commands that had not run.
+        let rest = &self.cmds[self.reached..];
+        if !rest.is_empty() {
+            let (prog, args) = shell_line(&self.edit.out, rest);
+            let e = run_to_end(cmd(&prog, args), &Stdin::Null);
+            ensure!(e.status.success(), "the fix failed: {}", e.stderr.trim());
+        }
+        let snap = self.edit.snapshot(&self.edit.out)?;
+        if let Some(d) = snap.diff(self.stages.last().unwrap()) {
+            return Err(format!("differs from an uninterrupted run: {d}"));
+        }
+        verify_clean(&self.edit.out, &[])?;
+        py.verify(&self.edit.out)?;
+        Ok(())
+    }
+}
+
+#[test]
+fn shell_writes_killed_at_random_instants_leave_each_command_whole() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let old = make_tree(&d.join("old"), "tree", 200, 300_000, 17);
+    let (t, before) = template(&d, &old);
+    let src = d.join("src");
+    let added = make_tree(&src, "more", 160, 300_000, 18);
+    let mut allowed = allowed_from(&[&old]);
+    // mput takes the files of more/c[0-3]/*/ into incoming/ by their names.
+    for (p, c) in &added {
+        if p.starts_with("more/c0/")
+            || p.starts_with("more/c1/")
+            || p.starts_with("more/c2/")
+            || p.starts_with("more/c3/")
+        {
+            let name = p.rsplit('/').next().unwrap();
+            allowed.insert(format!("incoming/{name}"), vec![c.clone()]);
+        }
+    }
+    // mv tree/c2 → moved/c2: both places are allowed for its files.
+    for (p, c) in &old {
+        if let Some(r) = p.strip_prefix("tree/c2/") {
+            allowed.insert(format!("moved/c2/{r}"), vec![c.clone()]);
+        }
+    }
+    let removed = "tree/c1/s1/f0001.bin".to_string();
+    assert!(old.contains_key(&removed));
+    let kept = old
+        .keys()
+        .filter(|p| !p.starts_with("tree/c2/") && **p != removed)
+        .cloned()
+        .collect();
+    let pattern = src.join("more/c[0-3]/*/*.bin");
+    let cmds = vec![
+        format!("mput {} incoming", pattern.display()),
+        format!("rm /{removed}"),
+        "mv /tree/c2 /moved/c2".to_string(),
+        format!(
+            "put {} /incoming/again.bin",
+            src.join("more/c4/s0")
+                .join(
+                    added
+                        .keys()
+                        .find(|p| p.starts_with("more/c4/s0/"))
+                        .unwrap()
+                        .rsplit('/')
+                        .next()
+                        .unwrap()
+                )
+                .display()
+        ),
+    ];
+    let again = added
+        .iter()
+        .find(|(p, _)| p.starts_with("more/c4/s0/"))
+        .unwrap()
+        .1
+        .clone();
+    allowed.insert("incoming/again.bin".into(), vec![again]);
+    let all = cmds.clone();
+    let edit = Edit {
+        name: "barecat shell -w",
+        template: t,
+        out: d.join("out.barecat"),
+        argv: Box::new(move |out: &Path| shell_line(out, &all)),
+        allowed,
+        kept,
+        atomic: false,
+        dir_mtimes: false,
+        before,
+        after: None,
+        fix: Box::new(|_: &Edit| None),
+    };
+    let mut sc = ShellRun {
+        edit,
+        cmds,
+        stages: Vec::new(),
+        reached: 0,
     };
     kill_trials(&mut sc, config());
 }
