@@ -28,9 +28,10 @@ pub use crate::core::index::pages::SELECTION_SQL;
 /// Journal modes in which every committed page is in the main file.
 pub const SAFE_JOURNAL_MODES: [&str; 5] = ["off", "delete", "memory", "truncate", "persist"];
 
-/// Why no sidecar was written. [`reason`](Refusal::reason) gives the seed's
-/// reason names; [`is_expected`](Refusal::is_expected) tells the refusals a
-/// writer stays silent about from the failures worth a warning.
+/// Why no sidecar was written. [`reason`](Refusal::reason) gives the stable
+/// reason names (those of the reference producer `tests/py/btreemeta_ref.py`);
+/// [`is_expected`](Refusal::is_expected) tells the refusals a writer stays
+/// silent about from the failures worth a warning.
 #[derive(Debug)]
 pub enum Refusal {
     /// The index is in a WAL-family journal mode.
@@ -57,8 +58,8 @@ impl Refusal {
         }
     }
 
-    /// Refusals the seed logs at debug level: the index is simply not one a
-    /// sidecar can describe. The others are failures (a warning).
+    /// Refusals logged at debug level only (docs/FORMAT.md §9.2): the index is
+    /// simply not one a sidecar can describe. The others are failures (a warning).
     pub fn is_expected(&self) -> bool {
         matches!(
             self,

@@ -16,7 +16,7 @@
 //! * an argument of `cat`, `head`, `stat`, `get` or `rm` that names nothing but has
 //!   wildcards is a glob, and the command runs on every match;
 //! * `tree` counts in the singular where there is one (`1 directory`), and `find`,
-//!   `du` and `tree` of a path that does not exist say so (spec §15.20);
+//!   `du` and `tree` of a path that does not exist say so (docs/FORMAT.md §11.20);
 //! * `stat` of a file whose CRC is 0 (an empty file) shows it (Python shows
 //!   `(none)`);
 //! * writes (`put`, `mput`, `rm`, `mv`, and `sql` with `-w`) are each one
