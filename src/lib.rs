@@ -27,6 +27,8 @@
 //! # Ok::<(), barecat::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod core;
 
 pub mod edit;
