@@ -20,6 +20,7 @@ use crate::core::index::ncdu::{Bound, Child, ChildSort, PageSpec};
 /// How the children are ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Order {
+    /// By size, file count or name.
     pub sort: ChildSort,
     /// Largest (or, by name, last) first.
     pub descending: bool,
@@ -85,10 +86,12 @@ impl Pager {
         Ok(p)
     }
 
+    /// The directory whose children are shown.
     pub fn dir(&self) -> &str {
         &self.dir
     }
 
+    /// How the children are ordered.
     pub fn order(&self) -> Order {
         self.order
     }
@@ -98,6 +101,7 @@ impl Pager {
         self.total
     }
 
+    /// True when the directory has no children.
     pub fn is_empty(&self) -> bool {
         self.total == 0
     }

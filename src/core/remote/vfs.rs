@@ -41,6 +41,7 @@ pub struct Registration {
 }
 
 impl Registration {
+    /// Register `source` under a new file name of the VFS, for connections to open.
     pub fn new(source: Arc<PageSource>) -> Registration {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let name = format!("/barecat-remote/{}", NEXT.fetch_add(1, Ordering::Relaxed));

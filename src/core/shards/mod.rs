@@ -78,6 +78,7 @@ impl ShardSet {
         }
     }
 
+    /// The names of the archive's files.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -591,10 +592,12 @@ impl ShardAppender {
         self.direct.as_ref().is_some_and(|d| d.is_direct())
     }
 
+    /// The shard size limit new files are placed under.
     pub fn limit(&self) -> u64 {
         self.limit
     }
 
+    /// Change the shard size limit (at least 1) for the files placed from now on.
     pub fn set_limit(&mut self, limit: u64) {
         self.limit = limit.max(1);
     }

@@ -35,13 +35,27 @@ pub const SAFE_JOURNAL_MODES: [&str; 5] = ["off", "delete", "memory", "truncate"
 #[derive(Debug)]
 pub enum Refusal {
     /// The index is in a WAL-family journal mode.
-    UnsupportedJournalMode { mode: String },
+    UnsupportedJournalMode {
+        /// The index's journal mode.
+        mode: String,
+    },
     /// This SQLite build has no `dbstat` virtual table.
-    DbstatUnavailable { detail: String },
+    DbstatUnavailable {
+        /// SQLite's message.
+        detail: String,
+    },
     /// `PRAGMA page_size` did not return a usable page size.
-    InvalidPageSize { value: String },
+    InvalidPageSize {
+        /// What the pragma returned.
+        value: String,
+    },
     /// The index file ends before a page `dbstat` listed.
-    ShortPageRead { pageno: u32, got: usize },
+    ShortPageRead {
+        /// The page that was read.
+        pageno: u32,
+        /// How many bytes the read got.
+        got: usize,
+    },
     /// Anything else (I/O, SQLite busy, a full disk while writing the file, …).
     Failed(Error),
 }
@@ -104,6 +118,7 @@ impl From<Error> for Refusal {
 pub struct Built {
     /// The file's bytes.
     pub bytes: Vec<u8>,
+    /// The index's page size.
     pub page_size: u32,
     /// Number of pages bundled.
     pub pages: u32,
@@ -114,8 +129,11 @@ pub struct Built {
 /// A sidecar written beside its index.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Written {
+    /// Where it was written (`<index>-btreemeta`).
     pub path: PathBuf,
+    /// The index's page size.
     pub page_size: u32,
+    /// Number of pages bundled.
     pub pages: u32,
     /// Size of the sidecar file.
     pub bytes: u64,

@@ -77,13 +77,15 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("tree", "Show directory tree: tree [-L N] [-d] [path]"),
 ];
 
-/// Commands whose arguments complete to directories only, and to any path.
+/// Commands whose arguments complete to directories of the archive only.
 pub const COMPLETE_DIRS: &[&str] = &["cd", "tree", "lss"];
+/// Commands whose arguments complete to any path of the archive.
 pub const COMPLETE_PATHS: &[&str] = &["ls", "cat", "head", "stat", "du", "get", "rm", "mv", "find"];
 
 /// What running a line came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// The command ran.
     Ok,
     /// The command failed (its message was printed).
     Failed,
@@ -261,7 +263,9 @@ pub struct Shell {
 /// Where output goes: stdout for what a command prints, stderr for its
 /// complaints.
 pub struct Io<'a> {
+    /// Where commands print their output.
     pub out: &'a mut dyn Write,
+    /// Where commands print their complaints.
     pub err: &'a mut dyn Write,
 }
 
@@ -299,6 +303,7 @@ impl Shell {
         })
     }
 
+    /// The archive the shell works on.
     pub fn archive(&self) -> &Archive {
         &self.archive
     }

@@ -40,8 +40,9 @@ pub struct SmartPlan {
     /// Bytes packing every file in address order (Python barecat's full and smart
     /// defrag) would move.
     pub packing_bytes: u64,
-    /// Files and bytes moved into holes from the end (the fill plan).
+    /// Files moved into holes from the end (the fill plan).
     pub filled_files: u64,
+    /// Bytes moved into holes from the end.
     pub filled_bytes: u64,
 }
 
