@@ -49,15 +49,24 @@ fn module_cycles_script_reports_a_cycle() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     };
-    write("lib.rs", "pub mod core;\npub mod ingest;\npub use crate::ingest::Thing;\n");
+    write(
+        "lib.rs",
+        "pub mod core;\npub mod ingest;\npub use crate::ingest::Thing;\n",
+    );
     write("core/mod.rs", "pub mod index;\npub mod shards;\n");
     write("core/index/mod.rs", "mod scan;\npub struct Index;\n");
     write(
         "core/index/scan.rs",
         "// crate::ingest in a comment does not count\nfn f() -> super::super::shards::Shard { todo!() }\n",
     );
-    write("core/shards.rs", "pub struct Shard;\nfn g(_: crate::Thing) {}\n");
-    write("ingest/mod.rs", "pub struct Thing;\nuse crate::core::{index::Index, shards};\n");
+    write(
+        "core/shards.rs",
+        "pub struct Shard;\nfn g(_: crate::Thing) {}\n",
+    );
+    write(
+        "ingest/mod.rs",
+        "pub struct Thing;\nuse crate::core::{index::Index, shards};\n",
+    );
     let Some(out) = module_cycles(src) else {
         return;
     };
