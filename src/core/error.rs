@@ -382,7 +382,7 @@ impl Error {
 
     /// Wrap an SQLite error with the index path it concerns. An I/O error of a
     /// remote index is the request's own error (its URL and status), which the
-    /// VFS left for this thread ([`stash_io_cause`]).
+    /// VFS left for this thread (`stash_io_cause`).
     pub fn sqlite(path: impl AsRef<Path>, source: rusqlite::Error) -> Self {
         if let rusqlite::Error::SqliteFailure(f, _) = &source {
             if f.code == rusqlite::ErrorCode::SystemIoFailure {

@@ -9,6 +9,8 @@
 //! are merged as they are read. The number of children comes from the directory's
 //! statistics (`num_subdirs + num_files`); if they are wrong (a damaged index) the
 //! count is corrected as soon as a page finds the real end.
+//!
+//! [`Index::children_page`]: crate::core::index::Index::children_page
 
 use std::cmp::Ordering;
 use std::collections::VecDeque;

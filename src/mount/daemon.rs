@@ -49,7 +49,7 @@ pub struct MountOptions {
     /// Writable mounts: only additions (no removal, rename or change to the bytes
     /// of an existing file: `EPERM`).
     pub append_only: bool,
-    /// Writable mounts: defragment now and then (see [`super::write`]).
+    /// Writable mounts: defragment now and then (see `super::write`).
     pub defrag: bool,
     /// Writable mounts: the archive's shard size limit from now on.
     pub shard_size_limit: Option<u64>,

@@ -9,7 +9,7 @@
 //! (`unsupported_journal_mode`) rather than described incompletely. The read
 //! transaction holds SQLite's shared lock from the selection to the last page
 //! read, so no writer (ours or anyone's) can commit in between; the pages are read
-//! through SQLite's own file handle ([`super::raw`]).
+//! through SQLite's own file handle (`super::raw`).
 
 use std::fs;
 use std::io;
