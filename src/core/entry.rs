@@ -1,4 +1,8 @@
 //! Rows of the index: files, directories and their metadata.
+//!
+//! Every layer above the index speaks in these types, so a row is decoded (and
+//! range-checked) once, in [`crate::core::index`], and never read column by column
+//! elsewhere.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
