@@ -525,7 +525,7 @@ fn py_verify_ok(archive: &Path) -> bool {
     py_dump(archive)["integrity_ok"] == true
 }
 
-/// Spec §8.4 / §15.24: Python's smart defrag destroys the data of files it had
+/// docs/FORMAT.md §8.5 and §11.24: Python's smart defrag destroys the data of files it had
 /// not reached when a file is larger than the shard limit. Ours keeps every file.
 #[test]
 fn smart_defrag_keeps_files_larger_than_the_limit() {
