@@ -51,8 +51,8 @@ pub fn exercise(path: &std::path::Path) {
 /// What the commands run on top of the library: verify, extract, to-zip, to-tar,
 /// du, ncdu and csv. Whatever extract writes must match its row's CRC.
 fn commands(path: &std::path::Path, a: &Archive) {
-    use barecat::export::{self, ExportFormat, ExportOptions, ExtractOptions, Selection};
     use barecat::core::progress::Progress;
+    use barecat::export::{self, ExportFormat, ExportOptions, ExtractOptions, Selection};
     let hidden = Progress::hidden();
     let opts = barecat::maint::verify::VerifyOptions {
         quick: false,
