@@ -93,13 +93,16 @@ pub struct RemoveOptions {
 /// One thing to remove.
 #[derive(Debug, Clone)]
 pub enum Removal {
+    /// A file.
     File(FileInfo),
     /// A directory and its subtree, with what it holds (as planned).
     Tree(DirInfo, Removed),
+    /// An empty directory.
     EmptyDir(DirInfo),
 }
 
 impl Removal {
+    /// The member path to remove.
     pub fn path(&self) -> &str {
         match self {
             Removal::File(f) => &f.path,
@@ -128,7 +131,9 @@ impl Removal {
 /// What an edit will do, and the operands it cannot act on (one error each).
 #[derive(Debug)]
 pub struct Plan<T> {
+    /// What can be done, in order.
     pub items: Vec<T>,
+    /// The operands it cannot act on.
     pub problems: Vec<Error>,
 }
 
@@ -300,7 +305,9 @@ pub struct MoveOptions {
 /// One planned move: the entry and its new path.
 #[derive(Debug, Clone)]
 pub struct Move {
+    /// The entry as it is now.
     pub from: Entry,
+    /// Its new path.
     pub to: String,
 }
 
@@ -447,7 +454,9 @@ pub fn apply_moves(
 /// A planned metadata change.
 #[derive(Debug, Clone)]
 pub struct MetaChange {
+    /// The entry as it is now.
     pub entry: Entry,
+    /// Its new metadata.
     pub meta: Meta,
 }
 

@@ -12,7 +12,7 @@
 //!   transactions, and deletes and renames entries.
 //! * [`records::Records`] reads records by integer index (the zrecord store of docs/FORMAT.md §10),
 //!   from a standalone dataset or from an archive's record table.
-//! * [`remote`]: every reader also takes a URL (`s3://bucket/prefix/name`,
+//! * [`core::remote`]: every reader also takes a URL (`s3://bucket/prefix/name`,
 //!   `http(s)://host/path/name`) and reads the archive by ranged requests.
 //!
 //! ```no_run
@@ -26,6 +26,8 @@
 //! assert_eq!(a.read("images/cat.jpg")?, b"...");
 //! # Ok::<(), barecat::Error>(())
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod core;
 

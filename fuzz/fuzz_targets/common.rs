@@ -2,7 +2,8 @@
 //! fine; a panic, a hang or wrong bytes returned without an error is a finding.
 #![allow(dead_code)]
 
-use barecat::glob::GlobOptions;
+use barecat::core::archive::WalkOptions;
+use barecat::core::glob::GlobOptions;
 use barecat::{Archive, FileOrder};
 
 pub fn exercise(path: &std::path::Path) {
@@ -16,7 +17,7 @@ pub fn exercise(path: &std::path::Path) {
                 assert_eq!(data.len() as u64, f.size, "short read returned as success");
                 if let Some(crc) = f.crc32c {
                     assert_eq!(
-                        barecat::crc::crc32c(&data),
+                        barecat::core::crc::crc32c(&data),
                         crc,
                         "wrong bytes without error"
                     );
@@ -27,9 +28,11 @@ pub fn exercise(path: &std::path::Path) {
             let _ = a.stat(&f.path);
         }
     }
-    for w in a.walk("").take(100) {
-        if w.is_err() {
-            break;
+    if let Ok(walk) = a.walk("", WalkOptions::default()) {
+        for w in walk.take(100) {
+            if w.is_err() {
+                break;
+            }
         }
     }
     let _ = a.glob(
@@ -48,12 +51,13 @@ pub fn exercise(path: &std::path::Path) {
 /// What the commands run on top of the library: verify, extract, to-zip, to-tar,
 /// du, ncdu and csv. Whatever extract writes must match its row's CRC.
 fn commands(path: &std::path::Path, a: &Archive) {
+    use barecat::core::progress::Progress;
     use barecat::export::{self, ExportFormat, ExportOptions, ExtractOptions, Selection};
-    use barecat::progress::Progress;
     let hidden = Progress::hidden();
     let opts = barecat::maint::verify::VerifyOptions {
         quick: false,
         workers: 1,
+        index_mode: Default::default(),
     };
     let _ = barecat::maint::verify::verify(path, &opts, &hidden);
     let report = |_: &barecat::Error| {};
@@ -70,7 +74,7 @@ fn commands(path: &std::path::Path, a: &Archive) {
             };
             if let Some(crc) = f.crc32c {
                 assert_eq!(
-                    barecat::crc::crc32c(&data),
+                    barecat::core::crc::crc32c(&data),
                     crc,
                     "extract wrote wrong bytes"
                 );
@@ -84,7 +88,11 @@ fn commands(path: &std::path::Path, a: &Archive) {
             level: None,
         },
     ] {
-        let eo = ExportOptions { format, workers: 1 };
+        let eo = ExportOptions {
+            format,
+            workers: 1,
+            root_dir: None,
+        };
         let _ = export::export(a, &Selection::all(), std::io::sink(), &eo, &hidden, &report);
     }
     let du = barecat::maint::du::DuOptions {
@@ -107,7 +115,7 @@ pub fn check_imported(dir: &std::path::Path, w: barecat::ArchiveWriter) {
     for f in a.files(FileOrder::Address, "") {
         let f = f.expect("imported rows iterate");
         assert!(
-            barecat::path::is_safe_stored(&f.path),
+            barecat::core::path::is_safe_stored(&f.path),
             "unsafe path stored: {:?}",
             f.path
         );
@@ -116,7 +124,7 @@ pub fn check_imported(dir: &std::path::Path, w: barecat::ArchiveWriter) {
     }
     for d in a.dirs("").expect("imported dirs list") {
         assert!(
-            barecat::path::is_safe_stored(&d.path) || d.path.is_empty(),
+            barecat::core::path::is_safe_stored(&d.path) || d.path.is_empty(),
             "unsafe dir: {:?}",
             d.path
         );

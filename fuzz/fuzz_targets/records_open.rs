@@ -33,7 +33,7 @@ fn exercise(path: &std::path::Path) {
         if let Ok(rec) = r.get_checked(i) {
             if r.compress() == barecat::records::Compress::None {
                 if let Ok(Some(crc)) = r.stored_crc(i) {
-                    assert_eq!(barecat::crc::crc32c(&rec), crc, "wrong bytes without error");
+                    assert_eq!(barecat::core::crc::crc32c(&rec), crc, "wrong bytes without error");
                 }
             }
         }
@@ -46,7 +46,7 @@ fn exercise(path: &std::path::Path) {
         verify_crc: true,
     };
     let _ = r.gather_with(&probe, &opts).map(|b| b.iter().map(|x| x.len()).sum::<usize>());
-    let _ = barecat::records::verify::verify(path, &barecat::progress::Progress::hidden());
+    let _ = barecat::records::verify::verify(path, &barecat::core::progress::Progress::hidden());
     let _ = barecat::records::verify::info(&r);
 }
 

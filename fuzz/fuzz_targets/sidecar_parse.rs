@@ -10,7 +10,7 @@
 //! to the same pages.
 #![no_main]
 
-use barecat::sidecar::{encode, max_body_len, parse, FORMAT_VERSION, MAGIC};
+use barecat::core::format::sidecar::{encode, max_body_len, parse, FORMAT_VERSION, MAGIC};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,3 +1,6 @@
+//! The `barecat-shell` program. It only names itself: parsing the
+//! arguments and the work are in the library (`barecat::main`, src/cli/).
+
 fn main() -> std::process::ExitCode {
     barecat::main("barecat-shell")
 }

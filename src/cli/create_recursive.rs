@@ -5,7 +5,7 @@
 //!
 //! It is `barecat create -C DIR OUT .` for every DIR in turn, into one archive.
 //! Unlike Python barecat it stores the shard size limit it was given, needs no
-//! limit to run, and uses as many readers as `--workers` says (spec §15.5).
+//! limit to run, and uses as many readers as `--workers` says (docs/FORMAT.md §11.5).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -92,7 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             r.shards_after,
             human(r.limit_after),
             r.shards_before,
-            if r.limit_before >= crate::core::format::schema::UNLIMITED as u64 {
+            if r.limit_before >= crate::core::index::schema::UNLIMITED as u64 {
                 "unlimited".to_string()
             } else {
                 human(r.limit_before)

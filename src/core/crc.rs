@@ -12,14 +12,17 @@ pub fn crc32c(data: &[u8]) -> u32 {
 pub struct Crc32c(u32);
 
 impl Crc32c {
+    /// A CRC of no bytes yet.
     pub fn new() -> Crc32c {
         Crc32c(0)
     }
 
+    /// Add `data` to what was summed.
     pub fn update(&mut self, data: &[u8]) {
         self.0 = crc32c::crc32c_append(self.0, data);
     }
 
+    /// The CRC-32C of everything added so far.
     pub fn value(&self) -> u32 {
         self.0
     }

@@ -1,4 +1,8 @@
 //! Rows of the index: files, directories and their metadata.
+//!
+//! Every layer above the index speaks in these types, so a row is decoded (and
+//! range-checked) once, in [`crate::core::index`], and never read column by column
+//! elsewhere.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -10,7 +14,9 @@ pub struct Meta {
     /// `st_mode` as stored: the full mode with file-type bits for file-system imports,
     /// permission bits only for tar imports. Not normalized.
     pub mode: Option<u32>,
+    /// Owner user id.
     pub uid: Option<u32>,
+    /// Owner group id.
     pub gid: Option<u32>,
     /// Modification time in nanoseconds since the Unix epoch.
     pub mtime_ns: Option<i64>,
@@ -37,21 +43,30 @@ impl Meta {
     }
 }
 
-/// The S_IFMT file-type mask and the directory type.
+/// The file-type bits of a mode (`S_IFMT`): compare `mode & S_IFMT` with the types
+/// below. Tar imports store modes without them.
 pub const S_IFMT: u32 = 0o170000;
+/// The file type of a directory.
 pub const S_IFDIR: u32 = 0o040000;
+/// The file type of a regular file.
 pub const S_IFREG: u32 = 0o100000;
+/// The file type of a symbolic link.
 pub const S_IFLNK: u32 = 0o120000;
 
 /// One row of the `files` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileInfo {
+    /// The member path (normalized, no leading `/`).
     pub path: String,
+    /// The shard number.
     pub shard: u64,
+    /// Where the file's bytes start in its shard.
     pub offset: u64,
+    /// The file's size in bytes.
     pub size: u64,
     /// CRC-32C of the content; `None` means "unknown, do not check".
     pub crc32c: Option<u32>,
+    /// Mode, owner and time.
     pub meta: Meta,
 }
 
@@ -78,22 +93,31 @@ impl FileInfo {
 /// One row of the `dirs` table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DirInfo {
+    /// The directory's path (`""` is the root).
     pub path: String,
+    /// Number of direct subdirectories.
     pub num_subdirs: i64,
+    /// Number of files directly in it.
     pub num_files: i64,
+    /// Number of files in its whole subtree.
     pub num_files_tree: i64,
+    /// Total size of the files in its whole subtree.
     pub size_tree: i64,
+    /// Mode, owner and time.
     pub meta: Meta,
 }
 
 /// A file or a directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
+    /// A row of `files`.
     File(FileInfo),
+    /// A row of `dirs`.
     Dir(DirInfo),
 }
 
 impl Entry {
+    /// The member path.
     pub fn path(&self) -> &str {
         match self {
             Entry::File(f) => &f.path,
@@ -101,6 +125,7 @@ impl Entry {
         }
     }
 
+    /// The stored metadata.
     pub fn meta(&self) -> &Meta {
         match self {
             Entry::File(f) => &f.meta,
@@ -108,6 +133,7 @@ impl Entry {
         }
     }
 
+    /// True for a directory.
     pub fn is_dir(&self) -> bool {
         matches!(self, Entry::Dir(_))
     }

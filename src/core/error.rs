@@ -19,7 +19,9 @@ pub enum Error {
     /// An I/O error on a file of the file system.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file the failed operation was on.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: io::Error,
     },
@@ -30,6 +32,7 @@ pub enum Error {
     /// command ends on it instead of going on with the next file.
     #[error("<output>: {source}")]
     Output {
+        /// What the operating system reported.
         #[source]
         source: io::Error,
     },
@@ -37,7 +40,9 @@ pub enum Error {
     /// An error reported by SQLite for the index at `path`.
     #[error("{}: {}", path.display(), sqlite_message(source))]
     Sqlite {
+        /// The index file.
         path: PathBuf,
+        /// What SQLite reported.
         #[source]
         source: rusqlite::Error,
     },
@@ -45,29 +50,53 @@ pub enum Error {
     /// The index holds something that breaks the format: a wrong column type, a
     /// negative size, a missing config row, and so on.
     #[error("{}: corrupt index: {detail}", path.display())]
-    CorruptIndex { path: PathBuf, detail: String },
+    CorruptIndex {
+        /// The index file.
+        path: PathBuf,
+        /// What breaks the format, for the message.
+        detail: String,
+    },
 
     /// The file at `path` is not a barecat index.
     #[error("{}: not a barecat archive ({detail})", path.display())]
-    NotAnArchive { path: PathBuf, detail: String },
+    NotAnArchive {
+        /// The file that was opened.
+        path: PathBuf,
+        /// Why it is not an index (SQLite's message, a missing table).
+        detail: String,
+    },
 
     /// No archive at the given path.
     #[error("{}: no such archive", path.display())]
-    ArchiveNotFound { path: PathBuf },
+    ArchiveNotFound {
+        /// The path that was looked up.
+        path: PathBuf,
+    },
 
     /// An archive exists where a new one was to be created.
     #[error("{}: archive already exists", path.display())]
-    ArchiveExists { path: PathBuf },
+    ArchiveExists {
+        /// The archive that is in the way.
+        path: PathBuf,
+    },
 
     /// The schema version of the index is not one we can handle in this mode.
     #[error("{}: {detail}", path.display())]
-    UnsupportedSchema { path: PathBuf, detail: String },
+    UnsupportedSchema {
+        /// The index file.
+        path: PathBuf,
+        /// The version found and what this mode needs.
+        detail: String,
+    },
 
     /// A shard the index needs is missing, or the shard numbering has a gap.
     #[error("{}: missing shard {shard} ({detail})", path.display())]
     MissingShard {
+        /// The archive (its index path).
         path: PathBuf,
+        /// The number of the missing shard.
         shard: u64,
+        /// What is missing: the shard file or the gap in the numbering.
         detail: String,
     },
 
@@ -78,10 +107,15 @@ pub enum Error {
         printable(member)
     )]
     BadExtent {
+        /// The member whose row it is.
         member: String,
+        /// The shard number stored in the row.
         shard: i64,
+        /// The offset stored in the row.
         offset: i64,
+        /// The size stored in the row.
         size: i64,
+        /// What is wrong with the extent.
         detail: String,
     },
 
@@ -91,14 +125,22 @@ pub enum Error {
         printable(member)
     )]
     CrcMismatch {
+        /// The member that was read.
         member: String,
+        /// The CRC32C stored in the index.
         expected: u32,
+        /// The CRC32C of the bytes read.
         actual: u32,
     },
 
     /// A member path that may not be stored (`..`, absolute, NUL, empty).
     #[error("\"{}\": invalid archive path: {reason}", printable(path))]
-    InvalidPath { path: String, reason: &'static str },
+    InvalidPath {
+        /// The path as given.
+        path: String,
+        /// Why it may not be stored (`..`, absolute, NUL, empty).
+        reason: &'static str,
+    },
 
     /// A member path that is not in the archive.
     #[error("{}: no such file or directory in archive", printable(member_name(.0)))]
@@ -127,7 +169,10 @@ pub enum Error {
 
     /// Another process holds the writer lock.
     #[error("{}: archive is being written by another process", path.display())]
-    Locked { path: PathBuf },
+    Locked {
+        /// The archive whose lock is held.
+        path: PathBuf,
+    },
 
     /// A shard is a symbolic link (an archive merged with `--symlink`, or wrapped
     /// around a tar or zip with `--wrap`) and the operation would write through it.
@@ -138,11 +183,21 @@ pub enum Error {
         path.display(),
         target.display()
     )]
-    SymlinkedShard { path: PathBuf, target: PathBuf },
+    SymlinkedShard {
+        /// The shard that is a link.
+        path: PathBuf,
+        /// Where the link points.
+        target: PathBuf,
+    },
 
     /// The archive can only be read (for example schema 0.2, or opened read-only).
     #[error("{}: archive is read-only: {reason}", path.display())]
-    ReadOnly { path: PathBuf, reason: String },
+    ReadOnly {
+        /// The archive.
+        path: PathBuf,
+        /// Why it cannot be written.
+        reason: String,
+    },
 
     /// A size string such as `10G` that could not be parsed.
     #[error("invalid size {0:?} (expected a number with an optional K, M, G, T or P suffix)")]
@@ -159,11 +214,21 @@ pub enum Error {
 
     /// A glob pattern that could not be compiled.
     #[error("invalid pattern {pattern:?}: {detail}")]
-    InvalidPattern { pattern: String, detail: String },
+    InvalidPattern {
+        /// The pattern as given.
+        pattern: String,
+        /// The compiler's complaint.
+        detail: String,
+    },
 
     /// A source changed while it was being read.
     #[error("{path}: {detail}")]
-    SourceChanged { path: String, detail: String },
+    SourceChanged {
+        /// The source file or entry.
+        path: String,
+        /// What changed (size, time).
+        detail: String,
+    },
 
     /// The operation was interrupted (Ctrl-C).
     #[error("interrupted")]
@@ -172,11 +237,21 @@ pub enum Error {
     /// Writing to a destination path outside the archive was refused: a symbolic
     /// link or a non-directory in the way, an existing file, a duplicated member.
     #[error("{}: {detail}", path.display())]
-    Refused { path: PathBuf, detail: String },
+    Refused {
+        /// The destination path that was refused.
+        path: PathBuf,
+        /// Why writing there was refused.
+        detail: String,
+    },
 
     /// An input of a kind this operation cannot take.
     #[error("{}: {detail}", path.display())]
-    UnsupportedInput { path: PathBuf, detail: String },
+    UnsupportedInput {
+        /// The input.
+        path: PathBuf,
+        /// What kind of input it is and why it cannot be taken.
+        detail: String,
+    },
 
     /// The same file path in two inputs of a merge.
     #[error(
@@ -186,14 +261,22 @@ pub enum Error {
         second.display()
     )]
     DuplicatePath {
+        /// The member path stored twice.
         path: String,
+        /// The input that has it first.
         first: PathBuf,
+        /// The input that has it again.
         second: PathBuf,
     },
     /// A record dataset or record table that breaks its format: a corrupt
     /// `meta.json`, a short offset table, an entry outside its chunk, …
     #[error("{}: {detail}", path.display())]
-    CorruptRecords { path: PathBuf, detail: String },
+    CorruptRecords {
+        /// The dataset or table file.
+        path: PathBuf,
+        /// What breaks the format.
+        detail: String,
+    },
 
     /// A record table over a barecat archive that no longer matches the archive's
     /// index (files added, deleted or moved since it was built).
@@ -203,33 +286,61 @@ pub enum Error {
         archive.display()
     )]
     StaleRecords {
+        /// The record table file.
         table: PathBuf,
+        /// The archive it was built over.
         archive: PathBuf,
+        /// What no longer matches.
         detail: String,
     },
 
     /// Another process holds the writer lock of a record dataset.
     #[error("{}: dataset is being written by another process", path.display())]
-    RecordsLocked { path: PathBuf },
+    RecordsLocked {
+        /// The dataset directory.
+        path: PathBuf,
+    },
 
     /// A record index outside `[0, length)`.
     #[error("{}: record {index} out of range (the dataset has {len} records)", path.display())]
-    RecordOutOfRange { path: PathBuf, index: u64, len: u64 },
+    RecordOutOfRange {
+        /// The dataset or table.
+        path: PathBuf,
+        /// The index asked for.
+        index: u64,
+        /// The number of records.
+        len: u64,
+    },
 
     /// An input being imported cannot be read on: a corrupt or truncated tar or zip,
     /// or (in strict mode) the first entry that had to be skipped. `path` names the
     /// input or the entry.
     #[error("{path}: {detail}")]
-    Input { path: String, detail: String },
+    Input {
+        /// The input or the entry within it.
+        path: String,
+        /// Why it cannot be read on.
+        detail: String,
+    },
 
     /// A file system could not be mounted or unmounted at `path`.
     #[error("{}: {detail}", path.display())]
-    Mount { path: PathBuf, detail: String },
+    Mount {
+        /// The mount point.
+        path: PathBuf,
+        /// What the mount or unmount reported.
+        detail: String,
+    },
 
     /// A remote archive or object could not be read: a bad URL, a request that
     /// failed for good (with its status), an object replaced while it was read.
     #[error("{url}: {detail}")]
-    Remote { url: String, detail: String },
+    Remote {
+        /// The URL of the archive or object.
+        url: String,
+        /// What failed (with the status of the request).
+        detail: String,
+    },
 }
 
 /// An I/O error as a short phrase, without Rust's "(os error N)" suffix.
@@ -271,7 +382,7 @@ impl Error {
 
     /// Wrap an SQLite error with the index path it concerns. An I/O error of a
     /// remote index is the request's own error (its URL and status), which the
-    /// VFS left for this thread ([`stash_io_cause`]).
+    /// VFS left for this thread (`stash_io_cause`).
     pub fn sqlite(path: impl AsRef<Path>, source: rusqlite::Error) -> Self {
         if let rusqlite::Error::SqliteFailure(f, _) = &source {
             if f.code == rusqlite::ErrorCode::SystemIoFailure {

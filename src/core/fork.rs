@@ -498,6 +498,7 @@ pub struct ForkOwned<T> {
 }
 
 impl<T> ForkOwned<T> {
+    /// Hold `value` for the current process generation.
     pub fn new(value: T) -> ForkOwned<T> {
         install();
         ForkOwned {
@@ -511,6 +512,7 @@ impl<T> ForkOwned<T> {
         self.generation == generation()
     }
 
+    /// The value; in a forked child an error naming `what`.
     pub fn get(&self, what: &dyn std::fmt::Display) -> Result<&T> {
         if self.is_ours() {
             Ok(&self.value)
@@ -519,6 +521,7 @@ impl<T> ForkOwned<T> {
         }
     }
 
+    /// The value, mutably; in a forked child an error naming `what`.
     pub fn get_mut(&mut self, what: &dyn std::fmt::Display) -> Result<&mut T> {
         if self.is_ours() {
             Ok(&mut self.value)
@@ -564,6 +567,7 @@ impl<T> Drop for ForkOwned<T> {
 pub struct Worker<T>(ForkOwned<std::thread::JoinHandle<T>>);
 
 impl<T: Send + 'static> Worker<T> {
+    /// Start a thread running `f`; its result is collected by the process that started it.
     pub fn spawn(f: impl FnOnce() -> T + Send + 'static) -> Worker<T> {
         Worker(ForkOwned::new(std::thread::spawn(f)))
     }

@@ -285,6 +285,7 @@ impl Rules {
         Ok(())
     }
 
+    /// True when no rule was added (everything is kept).
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }

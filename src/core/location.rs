@@ -42,6 +42,7 @@ pub enum Scheme {
 /// An archive in object storage or on a web server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteUrl {
+    /// S3, HTTP or HTTPS.
     pub scheme: Scheme,
     /// The bucket (S3), or `host[:port]` (HTTP).
     pub authority: String,

@@ -3,7 +3,7 @@
 //! Everything above (import, export, maintenance, records, mount, sync, the
 //! command line) goes through these modules; nothing here knows about them.
 //!
-//! * [`format`]: what is on disk: where an archive's files live
+//! * [`format`](mod@format): what is on disk: where an archive's files live
 //!   ([`format::layout`]) and the sidecar's format ([`format::sidecar`]).
 //! * [`index`]: the SQLite index: its schema and versions ([`index::schema`]),
 //!   every query and every statement (no SQL lives anywhere else).

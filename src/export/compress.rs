@@ -7,18 +7,25 @@ use std::path::Path;
 /// A compression format for a tar stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compression {
+    /// A plain tar.
     #[default]
     None,
+    /// gzip (`.tar.gz`, `.tgz`).
     Gzip,
+    /// Zstandard (`.tar.zst`).
     Zstd,
+    /// xz (`.tar.xz`, `.txz`).
     Xz,
+    /// bzip2 (`.tar.bz2`, `.tbz2`).
     Bzip2,
 }
 
 /// What an output file name says about the archive it should hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArchiveFormat {
+    /// A zip file.
     Zip,
+    /// A tar stream, compressed or not.
     Tar(Compression),
 }
 
@@ -43,6 +50,7 @@ impl Compression {
         }
     }
 
+    /// The format's name (`none`, `gzip`, `zstd`, `xz`, `bzip2`).
     pub fn name(self) -> &'static str {
         match self {
             Compression::None => "none",
@@ -82,10 +90,15 @@ pub fn format_from_name(path: &Path) -> Option<ArchiveFormat> {
 /// A writer that compresses into `W`; [`Encoder::finish`] ends the stream and
 /// gives `W` back.
 pub enum Encoder<W: Write> {
+    /// No compression: bytes go straight to `W`.
     None(W),
+    /// A gzip stream.
     Gzip(flate2::write::GzEncoder<W>),
+    /// A Zstandard stream.
     Zstd(zstd::stream::write::Encoder<'static, W>),
+    /// An xz stream.
     Xz(liblzma::write::XzEncoder<W>),
+    /// A bzip2 stream.
     Bzip2(bzip2::write::BzEncoder<W>),
 }
 

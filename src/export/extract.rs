@@ -72,8 +72,11 @@ impl Default for ExtractOptions {
 /// What an extraction did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ExtractReport {
+    /// Files extracted.
     pub files: u64,
+    /// Directories created.
     pub dirs: u64,
+    /// Bytes of file content written.
     pub bytes: u64,
     /// Members reported as problems (not extracted, or without their metadata).
     pub failed: u64,

@@ -1,4 +1,4 @@
-//! Getting data out of an archive: into a directory ([`extract`]), or as a zip or
+//! Getting data out of an archive: into a directory ([`extract()`]), or as a zip or
 //! tar stream ([`zip`], [`tar`]) for tools that do not read barecat.
 //!
 //! All three take the same [`Selection`] of members (files, directories with their

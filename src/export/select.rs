@@ -44,6 +44,7 @@ pub struct Selection {
 /// One file row of a scan.
 #[derive(Debug)]
 pub enum Row {
+    /// A usable file row.
     File(FileInfo),
     /// A row that cannot be used (corrupt values); the error names it.
     Bad(Error),

@@ -28,10 +28,15 @@ use crate::Archive;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
     /// Zip; `deflate`: compression level 1..9, or stored entries.
-    Zip { deflate: Option<u32> },
+    Zip {
+        /// Deflate level 1..9, or `None` for stored entries.
+        deflate: Option<u32>,
+    },
     /// Tar, optionally compressed (`level`: `None` = the format's default).
     Tar {
+        /// The compression of the tar stream.
         compression: Compression,
+        /// Its level; `None` for the format's default.
         level: Option<u32>,
     },
 }
@@ -39,6 +44,7 @@ pub enum ExportFormat {
 /// How to export.
 #[derive(Debug, Clone)]
 pub struct ExportOptions {
+    /// Zip or (compressed) tar.
     pub format: ExportFormat,
     /// Threads that check (and compress) file contents.
     pub workers: usize,
@@ -50,7 +56,9 @@ pub struct ExportOptions {
 /// What an export did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ExportReport {
+    /// File members written.
     pub files: u64,
+    /// Directory members written.
     pub dirs: u64,
     /// Bytes of file content written (before compression).
     pub bytes: u64,

@@ -21,7 +21,9 @@ const MAX_OCTAL7: u64 = 0o7777777;
 pub struct EntryMeta {
     /// Permission bits (0o7777 at most).
     pub perms: u32,
+    /// Owner user id.
     pub uid: u32,
+    /// Owner group id.
     pub gid: u32,
     /// Modification time, nanoseconds since the epoch (0 when unknown).
     pub mtime_ns: i64,
@@ -33,6 +35,7 @@ pub struct TarWriter<W: Write> {
 }
 
 impl<W: Write> TarWriter<W> {
+    /// A tar writer appending to `out`.
     pub fn new(out: W) -> TarWriter<W> {
         TarWriter {
             builder: Builder::new(out),

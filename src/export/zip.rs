@@ -65,6 +65,7 @@ struct Sizes {
 }
 
 impl<W: Write> ZipWriter<W> {
+    /// A zip writer whose entries go to `out` (offsets count from the first byte written).
     pub fn new(out: W) -> ZipWriter<W> {
         ZipWriter {
             out,
@@ -79,6 +80,7 @@ impl<W: Write> ZipWriter<W> {
         self.count
     }
 
+    /// True when no entry was written yet.
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }

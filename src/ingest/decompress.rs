@@ -17,12 +17,19 @@ pub type Notes = Arc<Mutex<Vec<String>>>;
 /// A compression format of an input stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
+    /// Not compressed.
     None,
+    /// gzip (several members are read one after the other).
     Gzip,
+    /// bzip2.
     Bzip2,
+    /// xz (and legacy `.lzma`).
     Xz,
+    /// Zstandard.
     Zstd,
+    /// The LZ4 frame format.
     Lz4,
+    /// lzip.
     Lzip,
     /// Unix `compress` (LZW, `.Z`).
     Compress,
@@ -56,6 +63,7 @@ impl Compression {
         }
     }
 
+    /// The format's name for messages (`uncompressed`, `gzip`, …).
     pub fn name(self) -> &'static str {
         match self {
             Compression::None => "uncompressed",

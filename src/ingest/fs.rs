@@ -42,7 +42,9 @@ use crate::core::writer::ArchiveWriter;
 /// A list of paths, one per line (or NUL-terminated).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListInput {
+    /// Read the list from standard input.
     Stdin,
+    /// Read the list from this file.
     File(PathBuf),
 }
 

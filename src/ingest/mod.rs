@@ -213,9 +213,17 @@ pub enum Event<'a> {
     /// Something worth telling that is not an error (`removing leading '/'`, …).
     Notice(&'a str),
     /// More files and bytes were added (sent a few times per second, and at the end).
-    Progress { files: u64, bytes: u64 },
+    Progress {
+        /// Files added since the last progress event.
+        files: u64,
+        /// Bytes added since the last progress event.
+        bytes: u64,
+    },
     /// The total content size, when the input tells it up front (zip files).
-    Total { bytes: u64 },
+    Total {
+        /// The total content size.
+        bytes: u64,
+    },
 }
 
 /// What an import did.
@@ -305,6 +313,7 @@ pub fn import_zip_source(
 /// The kind of an archive file to import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArchiveKind {
+    /// A zip file.
     Zip,
     /// A tar stream, possibly compressed.
     Tar,

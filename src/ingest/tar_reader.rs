@@ -90,9 +90,13 @@ pub enum MemberKind {
     Dir,
     /// A hard link (type `1`) to [`Member::link`].
     HardLink,
+    /// A symbolic link (type `2`) to [`Member::link`].
     Symlink,
+    /// A character device (type `3`).
     CharDevice,
+    /// A block device (type `4`).
     BlockDevice,
+    /// A named pipe (type `6`).
     Fifo,
     /// A GNU volume label (`V`).
     VolumeLabel,
@@ -128,12 +132,15 @@ pub struct Member {
     /// Link target of a hard or symbolic link, raw (PAX `linkpath`, GNU long link,
     /// or the header).
     pub link: Option<Vec<u8>>,
+    /// What the member is.
     pub kind: MemberKind,
     /// The header's type flag byte.
     pub typeflag: u8,
     /// Permission bits (`mode & 0o7777`), when the field is readable.
     pub mode: Option<u32>,
+    /// Owner user id (PAX `uid`, else the header), when readable.
     pub uid: Option<u64>,
+    /// Owner group id (PAX `gid`, else the header), when readable.
     pub gid: Option<u64>,
     /// PAX `mtime` (exact), else the header's seconds.
     pub mtime_ns: Option<i64>,
@@ -182,7 +189,9 @@ pub struct Damage {
 /// What [`TarReader::next`] found.
 #[derive(Debug)]
 pub enum Record {
+    /// The next member; its data is read (or skipped) before the one after.
     Member(Box<Member>),
+    /// A stretch that could not be read as members; reading goes on after it.
     Damaged(Damage),
 }
 
@@ -201,10 +210,20 @@ pub enum TarError {
     /// The input ends inside a header, inside member data, or without an
     /// end-of-archive marker.
     #[error("{detail}")]
-    Truncated { at: u64, detail: String },
+    Truncated {
+        /// The offset where the input ends.
+        at: u64,
+        /// What was being read.
+        detail: String,
+    },
     /// The stream cannot be read on (extended headers over [`MAX_METADATA`]).
     #[error("{detail}")]
-    Corrupt { at: u64, detail: String },
+    Corrupt {
+        /// The offset of the header at fault.
+        at: u64,
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 /// Skips `n` bytes of the inner reader; returns the bytes skipped (fewer at the end).
@@ -288,6 +307,7 @@ impl<R: Read> TarReader<R> {
         self.missing_end
     }
 
+    /// The inner reader, positioned after what was read.
     pub fn into_inner(self) -> R {
         self.inner
     }

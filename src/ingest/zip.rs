@@ -137,6 +137,7 @@ impl ZipSource {
         self.archive.len()
     }
 
+    /// True when the zip file has no entries.
     pub fn is_empty(&self) -> bool {
         self.archive.len() == 0
     }

@@ -109,7 +109,9 @@ enum Preview {
 /// Which column has the focus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
+    /// The list of the current directory.
     List,
+    /// The preview of the selected file.
     Preview,
 }
 
@@ -136,6 +138,8 @@ fn children_total(archive: &Archive, dir: &str) -> Result<u64> {
 }
 
 impl Browser {
+    /// A browser of `archive` showing the directory `start`; a missing directory is an
+    /// error.
     pub fn new(archive: Archive, start: &str) -> Result<Browser> {
         let start = mpath::normalize(start);
         if archive.with_index(|i| i.dir(&start))?.is_none() {
@@ -163,10 +167,12 @@ impl Browser {
         Ok(b)
     }
 
+    /// The directory shown.
     pub fn cwd(&self) -> &str {
         &self.cwd
     }
 
+    /// Which column has the focus.
     pub fn focus(&self) -> Focus {
         self.focus
     }

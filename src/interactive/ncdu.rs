@@ -70,11 +70,17 @@ pub fn bar(size: i64, total: i64) -> String {
 /// What a key does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
+    /// Select the row above.
     Up,
+    /// Select the row below.
     Down,
+    /// Up one screen.
     PageUp,
+    /// Down one screen.
     PageDown,
+    /// To the first row.
     Home,
+    /// To the last row.
     End,
     /// Into the selected directory.
     Enter,
@@ -82,7 +88,9 @@ pub enum Action {
     Back,
     /// Sort by this (again: the other way round).
     Sort(ChildSort),
+    /// Show or hide the help.
     Help,
+    /// Leave the program.
     Quit,
 }
 
@@ -141,6 +149,7 @@ pub struct Ncdu {
     scroll: usize,
     /// Directories entered, with the row selected in each.
     stack: Vec<(String, usize)>,
+    /// The help is shown over the listing.
     pub help: bool,
 }
 

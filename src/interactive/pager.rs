@@ -9,6 +9,8 @@
 //! are merged as they are read. The number of children comes from the directory's
 //! statistics (`num_subdirs + num_files`); if they are wrong (a damaged index) the
 //! count is corrected as soon as a page finds the real end.
+//!
+//! [`Index::children_page`]: crate::core::index::Index::children_page
 
 use std::cmp::Ordering;
 use std::collections::VecDeque;
@@ -20,6 +22,7 @@ use crate::core::index::ncdu::{Bound, Child, ChildSort, PageSpec};
 /// How the children are ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Order {
+    /// By size, file count or name.
     pub sort: ChildSort,
     /// Largest (or, by name, last) first.
     pub descending: bool,
@@ -85,10 +88,12 @@ impl Pager {
         Ok(p)
     }
 
+    /// The directory whose children are shown.
     pub fn dir(&self) -> &str {
         &self.dir
     }
 
+    /// How the children are ordered.
     pub fn order(&self) -> Order {
         self.order
     }
@@ -98,6 +103,7 @@ impl Pager {
         self.total
     }
 
+    /// True when the directory has no children.
     pub fn is_empty(&self) -> bool {
         self.total == 0
     }

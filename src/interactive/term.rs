@@ -69,17 +69,22 @@ fn install_hooks() {
 
 /// One line of the screen: text with a style for the whole line, or spans.
 pub struct Row {
+    /// The pieces of the line, left to right, each with its look.
     pub spans: Vec<(String, Look)>,
 }
 
 /// How a piece of text looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Look {
+    /// Normal text.
     Plain,
+    /// Bold text: names of directories, headings.
     Bold,
+    /// Dimmed text: secondary details.
     Dim,
     /// Selected row, header and footer bars.
     Reverse,
+    /// Reverse video and bold: the selected row when it needs emphasis.
     ReverseBold,
 }
 
@@ -98,12 +103,14 @@ impl Look {
 }
 
 impl Row {
+    /// A line of plain text.
     pub fn plain(text: impl Into<String>) -> Row {
         Row {
             spans: vec![(text.into(), Look::Plain)],
         }
     }
 
+    /// A line of text in one look.
     pub fn with(text: impl Into<String>, look: Look) -> Row {
         Row {
             spans: vec![(text.into(), look)],
@@ -134,18 +141,31 @@ pub fn printable(s: &str) -> String {
 /// A key the programs react to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key {
+    /// A printable character.
     Char(char),
+    /// Arrow up.
     Up,
+    /// Arrow down.
     Down,
+    /// Arrow left.
     Left,
+    /// Arrow right.
     Right,
+    /// Enter (Return).
     Enter,
+    /// Backspace.
     Backspace,
+    /// Tab.
     Tab,
+    /// Home.
     Home,
+    /// End.
     End,
+    /// Page Up (or Ctrl-B).
     PageUp,
+    /// Page Down (or Ctrl-F).
     PageDown,
+    /// Escape.
     Esc,
     /// Ctrl-C.
     Interrupt,
@@ -183,6 +203,7 @@ fn key_of(k: KeyEvent) -> Option<Key> {
 
 /// What the event loop hands a program.
 pub enum Input {
+    /// A key was pressed.
     Key(Key),
     /// The terminal was resized (or nothing happened for a while): draw again.
     Redraw,

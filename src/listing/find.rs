@@ -30,7 +30,9 @@ use super::python::trailing_slash_rule;
 /// Which entries `-type` keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
+    /// Files (`-type f`).
     File,
+    /// Directories (`-type d`).
     Dir,
 }
 

@@ -222,7 +222,9 @@ pub fn py_time(mtime_ns: Option<i64>) -> String {
 /// Which long format: ours (`barecat ls -l`) or Python barecat's (`barecat list -l`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
+    /// `barecat ls -l`: ours.
     Ours,
+    /// `barecat list -l`: Python barecat's, line for line.
     Python,
 }
 

@@ -37,8 +37,11 @@ use crate::core::path as mpath;
 /// What to print (Python's `-l`, `-R`, `--jsonl`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {
+    /// One line per entry with mode, size and time (`-l`).
     pub long: bool,
+    /// Descend into subdirectories (`-R`).
     pub recursive: bool,
+    /// One JSON object per line (`--jsonl`).
     pub jsonl: bool,
 }
 

@@ -98,7 +98,10 @@ pub enum DefragMode {
     /// Pack every file back to back.
     Full,
     /// Move files from the end into earlier holes for at most `time_limit`.
-    Quick { time_limit: Duration },
+    Quick {
+        /// Stop moving after this long; what was moved stays moved.
+        time_limit: Duration,
+    },
     /// Give back what a full one gives back, moving fewer bytes
     /// ([`smart`]).
     Smart,
@@ -107,6 +110,7 @@ pub enum DefragMode {
 /// Options of [`defrag`].
 #[derive(Debug, Clone)]
 pub struct DefragOptions {
+    /// Full, quick or smart.
     pub mode: DefragMode,
     /// Sleep this long after each step of the work (each copy, sync, commit,
     /// truncation and removal), so that tests can interrupt it anywhere.
@@ -114,12 +118,14 @@ pub struct DefragOptions {
     /// End the process abruptly after this many steps, as a crash would (for tests
     /// of crash safety).
     pub crash_after_steps: Option<u64>,
+    /// Step sizes; the defaults suit every archive, tests make them small.
     pub tuning: Tuning,
     /// Write the B-tree sidecar when done ([`crate::core::sidecar`]).
     pub sidecar: bool,
 }
 
 impl DefragOptions {
+    /// Options for `mode` with the defaults: no delays, no crash, sidecar written.
     pub fn new(mode: DefragMode) -> DefragOptions {
         DefragOptions {
             mode,
@@ -158,12 +164,19 @@ impl Steps {
 pub struct DefragReport {
     /// There was nothing to give back; nothing was changed.
     pub nothing_to_do: bool,
+    /// Bytes the shards took before.
     pub physical_before: u64,
+    /// Bytes the shards take after.
     pub physical_after: u64,
+    /// `physical_before - physical_after`.
     pub freed_bytes: u64,
+    /// Files whose bytes were moved.
     pub moved_files: u64,
+    /// Bytes moved.
     pub moved_bytes: u64,
+    /// Shards before.
     pub shards_before: u64,
+    /// Shards after (trailing empty ones are removed).
     pub shards_after: u64,
     /// Quick mode stopped because its time ran out.
     pub out_of_time: bool,
@@ -178,12 +191,15 @@ pub struct DefragReport {
 /// (`barecat-defrag --dry-run`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Analysis {
+    /// Live bytes, holes and trailing garbage of the whole archive.
     pub summary: SpaceSummary,
+    /// The same per shard.
     pub shards: Vec<ShardSpace>,
     /// The size of every hole, sorted.
     pub hole_sizes: Vec<u64>,
-    /// Bytes and shards after a full defragmentation.
+    /// Bytes after a full defragmentation.
     pub full_after_bytes: u64,
+    /// Shards after a full defragmentation.
     pub full_after_shards: u64,
     /// Shards that are symbolic links (an archive merged with `--symlink`, or
     /// wrapped around a tar or zip): defragmentation refuses to write through them.

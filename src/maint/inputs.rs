@@ -14,9 +14,11 @@ use crate::core::format::layout::Layout;
 /// What an input file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputKind {
+    /// A barecat archive (its index).
     Barecat,
     /// A tar file, possibly compressed.
     Tar,
+    /// A zip file.
     Zip,
 }
 

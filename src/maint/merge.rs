@@ -67,6 +67,7 @@ pub enum OutputMode {
 /// Options of [`merge`].
 #[derive(Debug, Clone)]
 pub struct MergeOptions {
+    /// What to do with an output that exists.
     pub output_mode: OutputMode,
     /// Shard size limit of the output (`None`: unlimited for a new output, the
     /// stored one when appending).
@@ -257,7 +258,9 @@ pub fn plan_duplicates(
 /// `filter` selects.
 #[derive(Debug, Clone, Default)]
 pub struct PathMap {
+    /// Prepended to every path of the input (`""` for none).
     pub prefix: String,
+    /// Which of the input's files are taken; `None` takes all.
     pub filter: Option<Arc<PathFilter>>,
 }
 
@@ -304,9 +307,11 @@ impl PathMap {
 /// What [`merge`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct MergeReport {
+    /// Number of inputs merged.
     pub inputs: usize,
-    /// Files and bytes added to the output.
+    /// Files added to the output.
     pub files: u64,
+    /// Bytes added to the output.
     pub bytes: u64,
     /// Directories created in the output.
     pub dirs: u64,

@@ -55,11 +55,15 @@ impl Default for SymlinkMergeOptions {
 /// What [`merge_symlink`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SymlinkMergeReport {
+    /// Number of inputs merged.
     pub inputs: usize,
+    /// File rows in the output.
     pub files: u64,
+    /// Directory rows in the output.
     pub dirs: u64,
     /// Shard links made.
     pub shards: u64,
+    /// Files left out because an earlier input has the path.
     pub duplicates_skipped: u64,
 }
 

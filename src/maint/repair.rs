@@ -1,4 +1,9 @@
 //! Repairing an archive after an interrupted or foreign writer.
+//!
+//! A killed writer leaves bytes past the last committed file, and a foreign
+//! writer (one that left `use_triggers` at 0, or skipped ancestors) can leave
+//! directory statistics wrong; both are fixed through [`ArchiveWriter`], so a
+//! repair is as crash-safe as any other write.
 
 use std::path::Path;
 

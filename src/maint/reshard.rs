@@ -54,12 +54,15 @@ pub struct ReshardOptions {
     pub step_delay: Option<Duration>,
     /// End the process abruptly after this many steps, as a crash would (tests).
     pub crash_after_steps: Option<u64>,
+    /// Step sizes of the moves (those of defrag).
     pub tuning: Tuning,
     /// Write the B-tree sidecar when done.
     pub sidecar: bool,
 }
 
 impl ReshardOptions {
+    /// Options for the limit `limit` with the defaults: no delays, no crash, sidecar
+    /// written.
     pub fn new(limit: u64) -> ReshardOptions {
         ReshardOptions {
             limit,
@@ -74,16 +77,25 @@ impl ReshardOptions {
 /// What [`reshard`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ReshardReport {
+    /// Files in the archive.
     pub files: u64,
+    /// Their total size.
     pub bytes: u64,
+    /// The shard size limit before.
     pub limit_before: u64,
+    /// The shard size limit after.
     pub limit_after: u64,
+    /// Shards before.
     pub shards_before: u64,
+    /// Shards after.
     pub shards_after: u64,
+    /// Bytes the shards took before.
     pub physical_before: u64,
+    /// Bytes the shards take after.
     pub physical_after: u64,
     /// Files copied to a new place (the others stayed where they were).
     pub moved_files: u64,
+    /// Bytes copied to a new place.
     pub moved_bytes: u64,
     /// The archive's record table, which the moves made stale: rebuilt or removed.
     pub records_table: Option<crate::records::table::TableAction>,

@@ -43,8 +43,9 @@ pub struct SpaceSummary {
     pub physical_bytes: u64,
     /// Sum of the file sizes.
     pub live_bytes: u64,
-    /// Holes of the shards of the archive's own (not of linked ones).
+    /// Number of holes in the archive's own shards (not in linked ones).
     pub holes: u64,
+    /// Their total size.
     pub hole_bytes: u64,
     /// Bytes after the logical end of the archive's own shards.
     pub trailing_bytes: u64,

@@ -66,7 +66,9 @@ pub struct UpgradeReport {
     pub from: String,
     /// Nothing to do: the index is at schema 0.3 already.
     pub already_current: bool,
+    /// File rows in the upgraded index.
     pub files: u64,
+    /// Directory rows in the upgraded index.
     pub dirs: u64,
     /// Directory rows whose statistics were wrong (or missing) and were corrected.
     pub dirs_corrected: u64,

@@ -115,6 +115,7 @@ pub enum FindingKind {
 /// One problem or warning.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
+    /// What kind of problem it is; its name is stable in `--json` output.
     pub kind: FindingKind,
     /// The member path concerned, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -133,7 +134,9 @@ pub struct Finding {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    /// Every file's bytes are read and checked against its CRC32C.
     Full,
+    /// The index and the extents only; no file's bytes are read.
     Quick,
 }
 
@@ -142,6 +145,7 @@ pub enum Mode {
 pub struct VerifyReport {
     /// The archive path as given.
     pub archive: String,
+    /// Full or quick.
     pub mode: Mode,
     /// No problem found (warnings do not count).
     pub ok: bool,
@@ -153,12 +157,17 @@ pub struct VerifyReport {
     pub dirs: u64,
     /// Files whose bytes were read and checked.
     pub checked_files: u64,
+    /// Their total size.
     pub checked_bytes: u64,
     /// Files stored without a CRC32C (NULL): readable, not checkable.
     pub files_without_crc: u64,
+    /// Findings that make the archive not ok.
     pub problems: Vec<Finding>,
+    /// Findings that are allowed but worth knowing.
     pub warnings: Vec<Finding>,
+    /// Live bytes, holes and trailing garbage of the whole archive.
     pub space: SpaceSummary,
+    /// The same per shard.
     pub shards: Vec<ShardSpace>,
 }
 

@@ -33,8 +33,9 @@ pub struct MountOptions {
     pub foreground: bool,
     /// FUSE mount options (`-o`): `allow_other`, `allow_root`, `ro`, `default_permissions`, …
     pub options: Vec<String>,
-    /// Owner and group shown for every entry instead of the stored ones.
+    /// Owner shown for every entry instead of the stored one.
     pub uid: Option<u32>,
+    /// Group shown for every entry instead of the stored one.
     pub gid: Option<u32>,
     /// Permission bits cleared from every entry's mode.
     pub umask: Option<u32>,
@@ -48,7 +49,7 @@ pub struct MountOptions {
     /// Writable mounts: only additions (no removal, rename or change to the bytes
     /// of an existing file: `EPERM`).
     pub append_only: bool,
-    /// Writable mounts: defragment now and then (see [`super::write`]).
+    /// Writable mounts: defragment now and then (see `super::write`).
     pub defrag: bool,
     /// Writable mounts: the archive's shard size limit from now on.
     pub shard_size_limit: Option<u64>,

@@ -14,8 +14,11 @@ pub const ROOT: u64 = 1;
 /// What an inode number names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Node {
+    /// The archive root (inode 1).
     Root,
+    /// The file with this row id.
     File(i64),
+    /// The directory with this row id.
     Dir(i64),
 }
 
@@ -48,15 +51,22 @@ pub fn node(ino: u64) -> Option<Node> {
 /// with one index query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cookie {
+    /// Nothing listed yet.
     Start,
+    /// `.` was listed.
     AfterDot,
+    /// `..` was listed.
     AfterDotDot,
+    /// Subdirectories up to this row id were listed.
     AfterDir(i64),
+    /// Files up to this row id were listed.
     AfterFile(i64),
+    /// Everything was listed.
     End,
 }
 
 impl Cookie {
+    /// The cookie as the `u64` offset FUSE hands back.
     pub fn encode(self) -> u64 {
         match self {
             Cookie::Start => 0,
@@ -68,6 +78,7 @@ impl Cookie {
         }
     }
 
+    /// The cookie of a `u64` offset (an unknown one reads as the end of the listing).
     pub fn decode(v: u64) -> Cookie {
         match v {
             0 => Cookie::Start,

@@ -26,18 +26,26 @@ const STAGE: usize = 8 << 20;
 /// trimmed)`. An untrimmed chunk stays in `meta.json`'s `unfull` list.
 #[derive(Debug, Clone, Copy)]
 pub struct Sealed {
+    /// The chunk id.
     pub id: u32,
+    /// Bytes written to it (its write position).
     pub pos: u64,
+    /// Records it holds.
     pub count: u64,
+    /// The file was cut to `pos` (no growth slack left at its end).
     pub trimmed: bool,
 }
 
 /// Limits of a chunk.
 #[derive(Debug, Clone, Copy)]
 pub struct ChunkLimits {
+    /// Records per chunk.
     pub records: u64,
+    /// Bytes per chunk (a larger record gets a chunk of its own).
     pub bytes: u64,
+    /// Chunk files grow by this many bytes at a time.
     pub grow: u64,
+    /// Records start at multiples of this (the element size of the dtype, 1 for bytes).
     pub align: u64,
 }
 
@@ -155,6 +163,8 @@ fn round_up(x: u64, step: u64) -> u64 {
 }
 
 impl ChunkAppender {
+    /// A slot writing chunks of the dataset at `paths` within `limits`; it holds no chunk
+    /// until the first append or [`resume`](Self::resume).
     pub fn new(paths: DatasetPaths, limits: ChunkLimits, compress: Compress) -> ChunkAppender {
         ChunkAppender {
             paths,

@@ -34,6 +34,7 @@ pub enum ChunkNames {
 }
 
 impl ChunkNames {
+    /// The file of chunk `id`.
     pub fn path(&self, id: u32) -> PathBuf {
         match self {
             ChunkNames::Dataset(p) => p.chunk(id),
@@ -51,7 +52,9 @@ struct Mapped {
 /// Bytes a reader borrows from: a chunk's memory map, or (for a remote archive,
 /// which has no map) bytes read into memory.
 pub enum Blob {
+    /// A memory map of a local chunk file.
     Map(Mmap),
+    /// Bytes fetched from a remote archive.
     Bytes(bytes::Bytes),
 }
 
@@ -123,6 +126,7 @@ pub(crate) fn map_file(file: &File, path: &Path) -> Result<Mmap> {
 }
 
 impl MapCache {
+    /// A cache of maps of the chunk files `names` gives, opened as readers need them.
     pub fn new(names: ChunkNames) -> MapCache {
         MapCache {
             names,
@@ -145,6 +149,7 @@ impl MapCache {
         self.open.get_or_init(|| RwLock::new(Vec::new()))
     }
 
+    /// How chunk ids become file names.
     pub fn names(&self) -> &ChunkNames {
         &self.names
     }

@@ -99,9 +99,13 @@ pub fn append_files(w: &mut RecordWriter, paths: &[PathBuf], progress: &Progress
 /// What [`to_archive`] wrote.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToArchiveReport {
+    /// The archive written.
     pub archive: PathBuf,
+    /// Files written (one per record).
     pub files: u64,
+    /// Their total size.
     pub bytes: u64,
+    /// The number of digits of the zero-padded record names.
     pub width: usize,
 }
 

@@ -47,8 +47,11 @@ pub const TABLE_MAGIC: &[u8; 8] = b"BCRECTBL";
 /// `length == 0` is an empty record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct Entry {
+    /// The chunk file holding the bytes (`chunk/<id>.zr`).
     pub chunk: u32,
+    /// Where the bytes start in that chunk.
     pub offset: u64,
+    /// How many bytes are stored (after compression, if any).
     pub length: u32,
 }
 
@@ -62,6 +65,8 @@ impl Entry {
         }
     }
 
+    /// The entry as the 16 bytes of the `offset` file (little-endian chunk, offset,
+    /// length).
     pub fn encode(&self) -> [u8; ENTRY_SIZE] {
         let mut b = [0u8; ENTRY_SIZE];
         b[0..4].copy_from_slice(&self.chunk.to_le_bytes());
@@ -103,6 +108,7 @@ pub enum Compress {
 }
 
 impl Compress {
+    /// The name `meta.json` stores (`none`, `zstd`, `flate`).
     pub fn name(self) -> &'static str {
         match self {
             Compress::None => "none",
@@ -111,6 +117,7 @@ impl Compress {
         }
     }
 
+    /// The codec of a `meta.json` name, or `None` for an unknown one.
     pub fn parse(s: &str) -> Option<Compress> {
         match s {
             "none" => Some(Compress::None),
@@ -125,19 +132,32 @@ impl Compress {
 /// numeric ones (records of those are stored aligned to their element size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dtype {
+    /// Opaque bytes of any length.
     #[default]
     Bytes,
+    /// Unsigned 8-bit integers.
     U8,
+    /// Signed 8-bit integers.
     I8,
+    /// Unsigned 16-bit integers.
     U16,
+    /// Signed 16-bit integers.
     I16,
+    /// Unsigned 32-bit integers.
     U32,
+    /// Signed 32-bit integers.
     I32,
+    /// Unsigned 64-bit integers.
     U64,
+    /// Signed 64-bit integers.
     I64,
+    /// IEEE 754 half-precision floats.
     F16,
+    /// bfloat16 floats (the upper half of an `f32`).
     Bf16,
+    /// IEEE 754 single-precision floats.
     F32,
+    /// IEEE 754 double-precision floats.
     F64,
 }
 
@@ -158,10 +178,12 @@ const DTYPES: [(Dtype, &str, usize); 13] = [
 ];
 
 impl Dtype {
+    /// The name `meta.json` stores (`bytes`, `u8`, …, `f64`).
     pub fn name(self) -> &'static str {
         DTYPES.iter().find(|d| d.0 == self).map_or("bytes", |d| d.1)
     }
 
+    /// The dtype of a `meta.json` name, or `None` for an unknown one.
     pub fn parse(s: &str) -> Option<Dtype> {
         DTYPES.iter().find(|d| d.1 == s).map(|d| d.0)
     }
@@ -201,6 +223,7 @@ pub struct Unfull(pub u32, pub u64, pub u64);
 pub struct Redo(pub u64, pub u32, pub u64, pub u32, pub u32);
 
 impl Redo {
+    /// The overriding entry (without its index and CRC).
     pub fn entry(&self) -> Entry {
         Entry {
             chunk: self.1,
@@ -231,11 +254,17 @@ pub struct ChunksMeta {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Meta {
+    /// The format's name, checked on open so another JSON file is not taken for a dataset.
     pub format: String,
+    /// The format version; a reader refuses versions it does not know.
     pub version: u32,
+    /// The number of records.
     pub length: u64,
+    /// The element type of every record.
     pub dtype: Dtype,
+    /// How the records' bytes are compressed in the chunks.
     pub compress: Compress,
+    /// How records are spread over chunk files.
     pub chunks: ChunksMeta,
     /// The offset and crc files grow by this many entries at a time.
     pub table_grow: u64,
@@ -317,6 +346,7 @@ impl Meta {
         Ok(m)
     }
 
+    /// The file's bytes: pretty-printed JSON ending in a newline.
     pub fn to_json(&self) -> Vec<u8> {
         let mut v = serde_json::to_vec_pretty(self).expect("meta serializes");
         v.push(b'\n');
@@ -332,33 +362,42 @@ impl Meta {
 /// The files of a dataset directory.
 #[derive(Debug, Clone)]
 pub struct DatasetPaths {
+    /// The dataset directory.
     pub dir: PathBuf,
 }
 
 impl DatasetPaths {
+    /// The files of the dataset in `dir` (nothing is checked or created).
     pub fn new(dir: impl AsRef<Path>) -> DatasetPaths {
         DatasetPaths {
             dir: dir.as_ref().to_path_buf(),
         }
     }
+    /// `meta.json`: the commit point of every change.
     pub fn meta(&self) -> PathBuf {
         self.dir.join("meta.json")
     }
+    /// `meta.json.tmp`: the next `meta.json`, renamed over it to commit.
     pub fn meta_tmp(&self) -> PathBuf {
         self.dir.join("meta.json.tmp")
     }
+    /// `offset`: one 16-byte [`Entry`] per record.
     pub fn offset(&self) -> PathBuf {
         self.dir.join("offset")
     }
+    /// `crc`: the CRC32C of each record's stored bytes.
     pub fn crc(&self) -> PathBuf {
         self.dir.join("crc")
     }
+    /// `lock`: held by the one writer of the dataset.
     pub fn lock(&self) -> PathBuf {
         self.dir.join("lock")
     }
+    /// `chunk/`: the directory of chunk files.
     pub fn chunk_dir(&self) -> PathBuf {
         self.dir.join("chunk")
     }
+    /// `chunk/<id>.zr`: the chunk file `id`.
     pub fn chunk(&self, id: u32) -> PathBuf {
         self.dir.join("chunk").join(format!("{id}.zr"))
     }
@@ -399,6 +438,7 @@ impl TableOrder {
             .into_iter()
             .find(|o| o.code() == c)
     }
+    /// The name the command line and reports use (`path`, `address`, `list`).
     pub fn name(self) -> &'static str {
         match self {
             TableOrder::Path => "path",
@@ -429,20 +469,26 @@ pub struct Stamp {
 /// The header of a record table file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TableHeader {
+    /// The number of records.
     pub length: u64,
+    /// Which file record i is.
     pub order: TableOrder,
+    /// What the table remembers of the index, to notice when it goes stale.
     pub stamp: Stamp,
     /// Records whose index row has no CRC (listed after the CRC array).
     pub missing_crcs: u64,
 }
 
 impl TableHeader {
+    /// Where the entries start (just after the header).
     pub fn entries_offset(&self) -> u64 {
         TABLE_HEADER_SIZE
     }
+    /// Where the CRC array starts (after the entries).
     pub fn crcs_offset(&self) -> u64 {
         TABLE_HEADER_SIZE + self.length * ENTRY_SIZE as u64
     }
+    /// Where the list of records without a CRC starts (after the CRCs).
     pub fn missing_offset(&self) -> u64 {
         self.crcs_offset() + self.length * CRC_SIZE as u64
     }
@@ -451,6 +497,7 @@ impl TableHeader {
         self.missing_offset() + self.missing_crcs * 8
     }
 
+    /// The header as it is stored at the start of the file.
     pub fn encode(&self) -> Vec<u8> {
         let mut h = vec![0u8; TABLE_HEADER_SIZE as usize];
         h[0..8].copy_from_slice(TABLE_MAGIC);

@@ -56,6 +56,8 @@ impl Records {
         Self::open_with(path, reader::OpenOptions::default())
     }
 
+    /// [`open`](Self::open) with options: how a remote index is read, whether a table is
+    /// checked against the index.
     pub fn open_with(
         path: impl AsRef<std::path::Path>,
         opts: reader::OpenOptions,

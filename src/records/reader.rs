@@ -32,11 +32,17 @@ use crate::records::format::{
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
     /// A dataset directory.
-    Dataset { dir: PathBuf },
+    Dataset {
+        /// The dataset directory.
+        dir: PathBuf,
+    },
     /// The record table `table` of the barecat archive `archive`.
     Archive {
+        /// The archive (its index path).
         archive: PathBuf,
+        /// The record table file.
         table: PathBuf,
+        /// Which file record i is.
         order: TableOrder,
     },
 }
@@ -126,18 +132,22 @@ impl Records {
         self.inner.len
     }
 
+    /// True when there are no records.
     pub fn is_empty(&self) -> bool {
         self.inner.len == 0
     }
 
+    /// Which store this reads, and where it is.
     pub fn source(&self) -> &Source {
         &self.inner.source
     }
 
+    /// The element type of the records.
     pub fn dtype(&self) -> Dtype {
         self.inner.dtype
     }
 
+    /// How the stored bytes are compressed.
     pub fn compress(&self) -> Compress {
         self.inner.compress
     }
@@ -350,6 +360,7 @@ impl Records {
         self.gather_with(indices, &GatherOptions::default())
     }
 
+    /// [`gather`](Self::gather) with threads, prefetching and CRC checks as `opts` says.
     pub fn gather_with(&self, indices: &[u64], opts: &GatherOptions) -> Result<Batch> {
         for &i in indices {
             self.check_index(i)?;
@@ -551,10 +562,12 @@ impl std::fmt::Debug for Batch {
 }
 
 impl Batch {
+    /// The number of records requested.
     pub fn len(&self) -> usize {
         self.slots.len()
     }
 
+    /// True when no record was requested.
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
@@ -584,6 +597,7 @@ impl Batch {
         typed(self.get(k))
     }
 
+    /// The records' bytes, in request order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
         (0..self.len()).map(move |k| self.get(k))
     }
@@ -726,6 +740,8 @@ impl Record {
         matches!(self.backing, Backing::Map(_))
     }
 
+    /// The bytes as a slice of numbers (fails when the dtype or the length does not fit
+    /// `T`).
     pub fn typed<T: Element>(&self) -> Result<&[T]> {
         typed(self)
     }
@@ -760,6 +776,7 @@ mod sealed {
 
 /// A fixed-size number that records can be viewed as (little-endian storage).
 pub trait Element: sealed::Sealed + Copy + 'static {
+    /// The record element type `T` corresponds to.
     const DTYPE: Dtype;
 }
 

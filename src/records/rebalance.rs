@@ -37,12 +37,14 @@ pub struct Utilization {
     pub live_bytes: u64,
     /// Sum of the written parts of the chunks.
     pub chunk_bytes: u64,
+    /// Number of chunk files.
     pub chunks: u64,
     /// `live_bytes / chunk_bytes` (1 for an empty dataset).
     pub ratio: f64,
 }
 
 impl Utilization {
+    /// Utilization from the live bytes, the written chunk bytes and the number of chunks.
     pub fn new(live: u64, chunk_bytes: u64, chunks: u64) -> Utilization {
         Utilization {
             live_bytes: live,
@@ -60,9 +62,13 @@ impl Utilization {
 /// What [`RecordWriter::rebalance`] did.
 #[derive(Debug, Clone, Serialize)]
 pub struct RebalanceReport {
+    /// Records in the dataset.
     pub records: u64,
+    /// Before the rebalance.
     pub before: Utilization,
+    /// After it.
     pub after: Utilization,
+    /// Bytes of records copied to new chunks.
     pub copied_bytes: u64,
 }
 

@@ -56,6 +56,7 @@ use crate::records::reader::{archive_inner, OpenOptions, Records, TableBytes};
 /// Options of [`build`].
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
+    /// Which file record i is.
     pub order: TableOrder,
     /// The paths in record order (with [`TableOrder::List`]).
     pub list: Vec<String>,
@@ -64,11 +65,17 @@ pub struct BuildOptions {
 /// What [`build`] wrote.
 #[derive(Debug, Clone, Serialize)]
 pub struct BuildReport {
+    /// The archive (its index path).
     pub archive: PathBuf,
+    /// The record table file written.
     pub table: PathBuf,
+    /// Which file record i is.
     pub order: TableOrder,
+    /// Records in the table (files of the archive, or paths of the list).
     pub records: u64,
+    /// Their total size.
     pub bytes: u64,
+    /// Records whose file has no CRC in the index.
     pub records_without_crc: u64,
 }
 

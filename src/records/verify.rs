@@ -22,28 +22,46 @@ use crate::records::table;
 /// What [`verify`] found.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecordsReport {
+    /// The dataset directory or table file checked.
     pub path: String,
+    /// `dataset` or `archive` (a record table over an archive).
     pub kind: &'static str,
+    /// True when no problem was found (warnings allowed).
     pub ok: bool,
+    /// The number of records.
     pub records: u64,
+    /// How many records had their bytes read and checked.
     pub checked_records: u64,
+    /// Records whose archive row has no CRC, so only their extent was checked.
     pub records_without_crc: u64,
+    /// Live bytes against chunk bytes.
     pub utilization: Utilization,
+    /// What breaks the format or loses data, one line each.
     pub problems: Vec<String>,
+    /// What is allowed but worth knowing (unused chunk bytes, leftovers), one line each.
     pub warnings: Vec<String>,
 }
 
 /// Everything [`Records`] knows about itself, for `info`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Info {
+    /// The dataset directory or table file.
     pub path: String,
+    /// `dataset` or `archive` (a record table over an archive).
     pub kind: &'static str,
+    /// The number of records.
     pub length: u64,
+    /// The element type's name.
     pub dtype: &'static str,
+    /// The codec's name.
     pub compress: &'static str,
+    /// For a table: which file record i is (`path`, `address`, `list`).
     pub order: Option<&'static str>,
+    /// For a dataset: records per chunk.
     pub chunk_records: Option<u64>,
+    /// For a dataset: the byte limit of a chunk.
     pub chunk_max_bytes: Option<u64>,
+    /// Live bytes against chunk bytes.
     pub utilization: Utilization,
 }
 

@@ -45,7 +45,9 @@ use crate::records::format::{
 /// Options of a new dataset ([`RecordWriter::create`]) and of a writer.
 #[derive(Debug, Clone)]
 pub struct DatasetOptions {
+    /// The element type of the records (fixed when the dataset is created).
     pub dtype: Dtype,
+    /// How record bytes are compressed in the chunks (fixed when the dataset is created).
     pub compress: Compress,
     /// Records per chunk.
     pub chunk_records: u64,
@@ -89,10 +91,15 @@ const REDO_LIMIT: usize = 16384;
 /// What a writer did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct WriteSummary {
+    /// Records in the dataset after the last commit.
     pub length: u64,
+    /// Records appended.
     pub appended: u64,
+    /// Records replaced in place.
     pub modified: u64,
+    /// Records deleted.
     pub deleted: u64,
+    /// Bytes of new record data written to chunks.
     pub bytes: u64,
 }
 
@@ -376,6 +383,7 @@ impl RecordWriter {
         Ok(())
     }
 
+    /// The files of the dataset.
     pub fn paths(&self) -> &DatasetPaths {
         &self.paths
     }
@@ -385,6 +393,7 @@ impl RecordWriter {
         self.len
     }
 
+    /// True when there are no records (uncommitted changes counted).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -17,7 +17,12 @@ pub enum Side {
     /// A local file or directory.
     Local(PathBuf),
     /// A path inside a barecat archive (`""`: its root).
-    Archive { archive: PathBuf, inner: String },
+    Archive {
+        /// The archive (its index path).
+        archive: PathBuf,
+        /// The directory inside it.
+        inner: String,
+    },
 }
 
 /// A source or destination argument.

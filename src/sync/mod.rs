@@ -80,8 +80,9 @@ pub struct SyncOptions {
     pub checksum: bool,
     /// Keep destination files that are as new or newer (`-u`).
     pub update: bool,
-    /// Name patterns (`--include`, `--exclude`).
+    /// Patterns of names to take (`--include`).
     pub include: Vec<String>,
+    /// Patterns of names to leave out (`--exclude`).
     pub exclude: Vec<String>,
     /// Commit the destination archive at least this often (default: the writer's).
     pub commit_interval: Option<Duration>,
@@ -100,6 +101,7 @@ pub struct SyncReport {
     pub updated: u64,
     /// Files left as they were (unchanged, newer, same checksum).
     pub skipped: u64,
+    /// Files removed from the destination because the source has none (`--delete`).
     pub deleted: u64,
     /// Bytes copied.
     pub bytes: u64,

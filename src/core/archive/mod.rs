@@ -202,14 +202,17 @@ impl Archive {
         self.backend()?.pool.with(f)
     }
 
+    /// The names of the archive's files.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
+    /// The shard files of this process (in a forked child, opened again first).
     pub fn shards(&self) -> Result<&ShardSet> {
         Ok(&self.backend()?.shards)
     }
 
+    /// The schema version of the index.
     pub fn version(&self) -> Version {
         self.version
     }

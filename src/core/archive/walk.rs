@@ -50,6 +50,7 @@ pub struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
+    /// A scan of `archive` as `spec` says; nothing is read until the first `next`.
     pub fn new(archive: &'a Archive, spec: ScanSpec) -> Scan<'a> {
         Scan {
             archive,
@@ -166,6 +167,7 @@ where
     A: Iterator<Item = Result<Entry>>,
     B: Iterator<Item = Result<Entry>>,
 {
+    /// Merge two streams that are each in path order.
     pub fn new(a: A, b: B) -> Self {
         MergeByPath {
             a: a.peekable(),
@@ -292,6 +294,7 @@ pub struct Globbed<'a> {
 }
 
 impl<'a> Globbed<'a> {
+    /// The members of `archive` matching `glob`; nothing is read until the first `next`.
     pub fn new(archive: &'a Archive, glob: Glob) -> Globbed<'a> {
         let prefix = glob.literal_prefix().as_bytes().to_vec();
         let spec = |t| {
@@ -357,18 +360,27 @@ pub enum WalkEvent {
     /// A directory; its children follow, then its [`WalkEvent::End`]. `last`: no
     /// sibling follows it.
     Dir {
+        /// The directory's row.
         info: DirInfo,
+        /// How deep it is below the walk's start (0 for the start).
         depth: usize,
+        /// No sibling follows it.
         last: bool,
     },
     /// A file. `last`: no sibling follows it.
     File {
+        /// The file's row.
         info: FileInfo,
+        /// How deep it is below the walk's start.
         depth: usize,
+        /// No sibling follows it.
         last: bool,
     },
     /// The end of the directory opened at `depth`.
-    End { depth: usize },
+    End {
+        /// The depth at which that directory was opened.
+        depth: usize,
+    },
 }
 
 #[derive(PartialEq, Eq, Clone, Copy)]

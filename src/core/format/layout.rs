@@ -46,8 +46,11 @@ pub struct Layout {
 /// A shard file found on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShardFile {
+    /// The shard number.
     pub number: u64,
+    /// Its path.
     pub path: PathBuf,
+    /// It is a symbolic link (to another archive's shard, or to a wrapped tar or zip).
     pub is_symlink: bool,
 }
 

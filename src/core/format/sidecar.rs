@@ -25,8 +25,9 @@ pub const FORMAT_VERSION: u32 = 3;
 pub const HEADER_LEN: usize = 12;
 /// zstd level of the reference producer, and ours by default.
 pub const DEFAULT_LEVEL: i32 = 3;
-/// The smallest and largest SQLite page sizes.
+/// The smallest SQLite page size.
 pub const MIN_PAGE_SIZE: u32 = 512;
+/// The largest SQLite page size (stored as 1 in the header).
 pub const MAX_PAGE_SIZE: u32 = 65536;
 
 /// Offsets in the SQLite file header (page 1), big-endian fields.
@@ -67,59 +68,130 @@ pub enum RejectionKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rejection {
     /// Shorter than the 12-byte header.
-    Truncated { len: usize },
+    Truncated {
+        /// Its length.
+        len: usize,
+    },
     /// A different magic: another format (a later `SQPC`, …).
-    OtherMagic { magic: [u8; 8] },
+    OtherMagic {
+        /// The first 8 bytes.
+        magic: [u8; 8],
+    },
     /// A `format_version` above 3: a later format.
-    NewerVersion { version: u32 },
+    NewerVersion {
+        /// The version found.
+        version: u32,
+    },
     /// A `format_version` below 3 (development versions that never shipped).
-    OldVersion { version: u32 },
+    OldVersion {
+        /// The version found.
+        version: u32,
+    },
     /// The zstd frame does not decode.
-    Zstd { detail: String },
+    Zstd {
+        /// zstd's message.
+        detail: String,
+    },
     /// The body would decompress to more than a sidecar of this index can hold.
-    TooLarge { claimed: Option<u64>, limit: u64 },
+    TooLarge {
+        /// The content size the frame declares, if it declares one.
+        claimed: Option<u64>,
+        /// The most this index's sidecar can hold.
+        limit: u64,
+    },
     /// Bytes after the zstd frame.
-    TrailingData { bytes: usize },
+    TrailingData {
+        /// How many bytes follow the frame.
+        bytes: usize,
+    },
     /// The body ends before its page table does.
-    ShortBody { len: usize, needed: u64 },
+    ShortBody {
+        /// The body's length.
+        len: usize,
+        /// The length its page table needs.
+        needed: u64,
+    },
     /// A page size that is not a power of two in [512, 65536].
-    BadPageSize { page_size: u32 },
+    BadPageSize {
+        /// The page size found.
+        page_size: u32,
+    },
     /// Page numbers not strictly ascending (a duplicate, or out of order).
     NotAscending {
+        /// The entry's position in the page table.
         position: u32,
+        /// Its page number.
         pageno: u32,
+        /// The page number before it.
         previous: u32,
     },
     /// Page number 0, or one past the database size recorded in page 1.
-    PageOutOfRange { pageno: u32, pages: u32 },
+    PageOutOfRange {
+        /// The page number.
+        pageno: u32,
+        /// The database size in pages that page 1 records.
+        pages: u32,
+    },
     /// A page whose bytes lie outside the page area (inside the page table, or
     /// past the end of the body).
     OffsetOutOfBounds {
+        /// The page number.
         pageno: u32,
+        /// Its offset in the body.
         offset: u32,
+        /// The body's length.
         body_len: usize,
     },
     /// A page whose bytes overlap those of the page before it (pages are stored in
     /// table order, one after the other): without this, a small body could list
     /// the same bytes millions of times.
-    OverlappingPages { pageno: u32, offset: u32 },
+    OverlappingPages {
+        /// The page number.
+        pageno: u32,
+        /// Its offset in the body.
+        offset: u32,
+    },
     /// Page 1 is missing: freshness cannot be checked.
     NoPage1,
     /// Page 1 in the sidecar is not an SQLite header for the body's page size.
-    Inconsistent { detail: String },
+    Inconsistent {
+        /// What is wrong with it.
+        detail: String,
+    },
     /// The sidecar's page size differs from the index's.
-    PageSizeMismatch { sidecar: u32, index: u32 },
+    PageSizeMismatch {
+        /// The sidecar's page size.
+        sidecar: u32,
+        /// The index's page size.
+        index: u32,
+    },
     /// SQLite's file change counter (header offset 24) differs: the index was
     /// written since.
-    StaleCounter { sidecar: u32, index: u32 },
+    StaleCounter {
+        /// The sidecar's counter.
+        sidecar: u32,
+        /// The index's counter.
+        index: u32,
+    },
     /// The database size in pages (header offset 28) differs.
-    StalePageCount { sidecar: u32, index: u32 },
+    StalePageCount {
+        /// The sidecar's page count.
+        sidecar: u32,
+        /// The index's page count.
+        index: u32,
+    },
     /// Page 1 differs from the index's page 1 (same counter and size).
     StalePage1,
     /// A page differs from the index's page (found by a full check).
-    PageDiffers { pageno: u32 },
+    PageDiffers {
+        /// The page number.
+        pageno: u32,
+    },
     /// The index's page 1, as given, is not an SQLite header.
-    BadIndexHeader { len: usize },
+    BadIndexHeader {
+        /// How many bytes were given.
+        len: usize,
+    },
 }
 
 impl Rejection {
@@ -150,6 +222,8 @@ impl Rejection {
         }
     }
 
+    /// Which of the three kinds this is: not ours to judge (absent), another state of the
+    /// index (stale), or damaged (corrupt).
     pub fn kind(&self) -> RejectionKind {
         match self {
             Rejection::OtherMagic { .. } | Rejection::NewerVersion { .. } => RejectionKind::Absent,
@@ -330,6 +404,7 @@ impl PageMap {
         self.table.len()
     }
 
+    /// True when no page is held.
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()
     }
@@ -647,7 +722,9 @@ fn page1_rules(page_size: u32, p1: &[u8], table: &[(u32, u32)]) -> Result<(), Re
 /// The page size and the page table of a sidecar checked by [`parse_each_page`].
 #[derive(Debug, Clone)]
 pub struct Outline {
+    /// The database page size.
     pub page_size: u32,
+    /// `(pageno, offset in the body)` of every page, ascending by page number.
     pub table: Vec<(u32, u32)>,
 }
 

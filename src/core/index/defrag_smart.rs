@@ -1,4 +1,5 @@
 //! The query of the smart defragmentation's planner ([`crate::maint::defrag::smart`]).
+//! It lives here because every SQL statement lives with the index.
 
 use super::Index;
 use crate::core::error::{Result, SqlContext};

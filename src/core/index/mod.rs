@@ -79,7 +79,9 @@ pub fn now_ns() -> i64 {
 /// How an index is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
+    /// Queries only; the connection is opened read-only.
     ReadOnly,
+    /// Queries and statements that change the index.
     ReadWrite,
 }
 
@@ -387,18 +389,22 @@ impl Index {
         w
     }
 
+    /// The SQLite connection, for the few callers that run their own statements.
     pub fn conn(&self) -> &Connection {
         &self.conn
     }
 
+    /// The index file's path (or the URL of a remote index), as messages show it.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Whether the index was opened for writing.
     pub fn access(&self) -> Access {
         self.access
     }
 
+    /// The schema version of the index.
     pub fn version(&self) -> Version {
         self.version
     }

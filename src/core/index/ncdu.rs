@@ -30,6 +30,7 @@ pub enum ChildSort {
 pub struct Child {
     /// Full path in the archive.
     pub path: String,
+    /// A directory (else a file).
     pub is_dir: bool,
     /// Total size of a directory's subtree, size of a file.
     pub size: i64,
@@ -60,12 +61,15 @@ pub enum Bound<'a> {
 /// A page request: the sort, its direction, which way to read and how many rows.
 #[derive(Debug, Clone, Copy)]
 pub struct PageSpec<'a> {
+    /// By size, file count or name.
     pub sort: ChildSort,
     /// Largest (or, by name, last) first.
     pub descending: bool,
     /// Read against the order (the page before `bound`), nearest row first.
     pub backwards: bool,
+    /// Where the page starts.
     pub bound: Bound<'a>,
+    /// The most rows to return.
     pub limit: usize,
 }
 

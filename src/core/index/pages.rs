@@ -6,8 +6,8 @@
 
 use rusqlite::{Connection, Statement};
 
-/// The selection query of the seed: every interior b-tree page of every b-tree,
-/// and every page of the schema b-tree (page 1 is its root).
+/// The page selection of docs/FORMAT.md §9.2: every interior b-tree page of every
+/// b-tree, and every page of the schema b-tree (page 1 is its root).
 pub const SELECTION_SQL: &str = "SELECT pageno FROM dbstat \
      WHERE pagetype = 'internal' OR name IN ('sqlite_master', 'sqlite_schema') \
      ORDER BY pageno";

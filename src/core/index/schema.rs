@@ -239,7 +239,9 @@ pub const TRIGGER_NAMES: [&str; 10] = [
 /// Schema version of an index, as read from its config table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Version {
+    /// The major version (0).
     pub major: i64,
+    /// The minor version (3 for the current schema, 2 for the legacy one).
     pub minor: i64,
 }
 

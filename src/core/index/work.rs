@@ -20,7 +20,7 @@ static VM_STEPS: AtomicU64 = AtomicU64::new(0);
 static FULLSCAN_STEPS: AtomicU64 = AtomicU64::new(0);
 static SORTS: AtomicU64 = AtomicU64::new(0);
 
-/// The SQL work counted since [`enable`] (or the last [`reset`]).
+/// The SQL work counted since [`enable`], as [`snapshot`] returns it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Work {
     /// Statements run (each `sqlite3_step` from a reset statement; trigger

@@ -45,11 +45,20 @@ impl std::str::FromStr for IndexMode {
 /// Settings of remote reads.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// How long one request may take, from connecting to the last byte
+    /// (`BARECAT_REMOTE_TIMEOUT`).
     pub timeout: Duration,
+    /// How long establishing a connection may take (`BARECAT_REMOTE_CONNECT_TIMEOUT`).
     pub connect_timeout: Duration,
+    /// Further attempts after a failure worth retrying (`BARECAT_REMOTE_RETRIES`).
     pub retries: u32,
+    /// Bytes of index pages kept in memory in range mode (`BARECAT_REMOTE_CACHE`).
     pub cache_bytes: u64,
+    /// Shard bytes in flight or waiting for sequential readers
+    /// (`BARECAT_REMOTE_READAHEAD`).
     pub readahead_bytes: u64,
+    /// `--index-mode auto` downloads indexes up to this size whole
+    /// (`BARECAT_REMOTE_DOWNLOAD_LIMIT`).
     pub download_limit: u64,
 }
 

@@ -60,7 +60,10 @@ pub const SIDECAR_MAX: u64 = 64 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SidecarUse {
     /// Fresh: its pages are pinned.
-    Pinned { pages: usize },
+    Pinned {
+        /// Number of pages it holds.
+        pages: usize,
+    },
     /// There is none.
     Missing,
     /// Not fetched: the index was downloaded whole.
@@ -73,14 +76,18 @@ pub enum SidecarUse {
 
 /// A remote archive's index, opened.
 pub struct RemoteIndex {
+    /// The archive's URL.
     pub url: RemoteUrl,
     /// The index object is `NAME-sqlite-index`.
     pub legacy: bool,
     /// The URL of the index object.
     pub index_url: String,
     pub(crate) store: Arc<dyn ObjectStore>,
+    /// Where SQLite's page reads go: the sidecar's pages, the cache, ranged requests.
     pub source: Arc<PageSource>,
+    /// The index registered with the remote VFS, for opening connections.
     pub registration: Arc<Registration>,
+    /// What became of the sidecar.
     pub sidecar: SidecarUse,
     /// Downloaded whole (true) or read by ranged requests.
     pub downloaded: bool,

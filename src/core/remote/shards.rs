@@ -320,7 +320,7 @@ impl std::fmt::Debug for RemoteShards {
     }
 }
 
-/// The runs of a batch announced with [`RemoteShards::prefetch`], dropped with it.
+/// The runs of a batch announced with `RemoteShards::prefetch`, dropped with it.
 pub struct Prefetch {
     shards: Arc<RemoteShards>,
     runs: Vec<(u64, u64, u64)>,

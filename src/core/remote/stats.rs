@@ -8,13 +8,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The kinds of objects of an archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestKind {
+    /// The B-tree sidecar (`-btreemeta`).
     Sidecar = 0,
+    /// The SQLite index.
     Index = 1,
+    /// The shard files.
     Shards = 2,
+    /// Record tables and datasets.
     Records = 3,
 }
 
 impl RequestKind {
+    /// Every kind, in the order reports show them.
     pub const ALL: [RequestKind; 4] = [
         RequestKind::Sidecar,
         RequestKind::Index,
@@ -22,6 +27,7 @@ impl RequestKind {
         RequestKind::Records,
     ];
 
+    /// The name reports use (`sidecar`, `index`, `shards`, `records`).
     pub fn name(self) -> &'static str {
         match self {
             RequestKind::Sidecar => "sidecar",
@@ -79,21 +85,29 @@ pub(crate) fn retry(kind: RequestKind) {
 /// Requests, bytes and retries of one kind of object.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct KindStats {
+    /// Requests sent (retries not counted).
     pub requests: u64,
+    /// Bytes received.
     pub bytes: u64,
+    /// Requests sent again after a failure.
     pub retries: u64,
 }
 
 /// A snapshot of the counters of this process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Stats {
+    /// Reads of the sidecar.
     pub sidecar: KindStats,
+    /// Reads of the index.
     pub index: KindStats,
+    /// Reads of shards.
     pub shards: KindStats,
+    /// Reads of record tables and datasets.
     pub records: KindStats,
 }
 
 impl Stats {
+    /// The counters of one kind.
     pub fn get(&self, kind: RequestKind) -> KindStats {
         match kind {
             RequestKind::Sidecar => self.sidecar,

@@ -8,7 +8,7 @@
 //! ([`super::client`]), so SQLite takes no locks and looks for no journal.
 //!
 //! A failed read returns `SQLITE_IOERR_READ` to SQLite and leaves the real error
-//! (the URL and the status) for this thread: [`crate::core::error::stash_io_cause`] hands it to the
+//! (the URL and the status) for this thread: `crate::core::error::stash_io_cause` hands it to the
 //! error conversion of [`crate::core::error::Error::sqlite`], so the user sees that line
 //! instead of SQLite's "disk I/O error".
 
@@ -41,6 +41,7 @@ pub struct Registration {
 }
 
 impl Registration {
+    /// Register `source` under a new file name of the VFS, for connections to open.
     pub fn new(source: Arc<PageSource>) -> Registration {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let name = format!("/barecat-remote/{}", NEXT.fetch_add(1, Ordering::Relaxed));

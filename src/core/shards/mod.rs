@@ -78,6 +78,7 @@ impl ShardSet {
         }
     }
 
+    /// The names of the archive's files.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -222,7 +223,7 @@ impl ShardSet {
 
     /// For a remote archive, announce that `files` (in address order) are read
     /// next: their bytes are fetched now in a few large requests and kept until
-    /// the returned guard drops ([`RemoteShards::prefetch`]). Nothing to do for a
+    /// the returned guard drops (`RemoteShards::prefetch`). Nothing to do for a
     /// local archive (`None`).
     pub fn prefetch(&self, files: &[FileInfo]) -> Option<crate::core::remote::shards::Prefetch> {
         Some(self.remote.as_ref()?.prefetch(files))
@@ -560,7 +561,7 @@ impl ShardAppender {
         })
     }
 
-    /// Append with direct I/O ([`crate::core::shards::direct`]) where the file system does it:
+    /// Append with direct I/O (`crate::core::shards::direct`) where the file system does it:
     /// large appends then cost no copy into the page cache. Off by default.
     pub fn set_direct_io(&mut self, on: bool) -> Result<()> {
         self.flush()?;
@@ -591,10 +592,12 @@ impl ShardAppender {
         self.direct.as_ref().is_some_and(|d| d.is_direct())
     }
 
+    /// The shard size limit new files are placed under.
     pub fn limit(&self) -> u64 {
         self.limit
     }
 
+    /// Change the shard size limit (at least 1) for the files placed from now on.
     pub fn set_limit(&mut self, limit: u64) {
         self.limit = limit.max(1);
     }

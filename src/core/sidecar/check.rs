@@ -35,8 +35,11 @@ pub enum Status {
 /// The result of [`check`].
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
+    /// The archive (its index path).
     pub archive: PathBuf,
+    /// The sidecar file checked.
     pub sidecar: PathBuf,
+    /// Valid, missing, absent, stale or corrupt.
     pub status: Status,
     /// The reason's code ([`Rejection::code`]) unless valid or missing.
     pub reason: Option<&'static str>,
@@ -44,15 +47,19 @@ pub struct CheckReport {
     pub message: String,
     /// Of a sidecar that parsed.
     pub page_size: Option<u32>,
+    /// Number of pages, of a sidecar that parsed.
     pub pages: Option<u32>,
-    /// Size of the sidecar file (when there is one) and of the index.
+    /// Size of the sidecar file, when there is one.
     pub bytes: Option<u64>,
+    /// Size of the index file.
     pub index_bytes: u64,
+    /// Why it was not valid, for callers that want more than the code.
     #[serde(skip)]
     pub rejection: Option<Rejection>,
 }
 
 impl CheckReport {
+    /// True when the sidecar can be used: fresh, well-formed, equal to the index.
     pub fn is_valid(&self) -> bool {
         self.status == Status::Valid
     }

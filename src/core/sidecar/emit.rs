@@ -9,7 +9,7 @@
 //! (`unsupported_journal_mode`) rather than described incompletely. The read
 //! transaction holds SQLite's shared lock from the selection to the last page
 //! read, so no writer (ours or anyone's) can commit in between; the pages are read
-//! through SQLite's own file handle ([`super::raw`]).
+//! through SQLite's own file handle (`super::raw`).
 
 use std::fs;
 use std::io;
@@ -28,19 +28,34 @@ pub use crate::core::index::pages::SELECTION_SQL;
 /// Journal modes in which every committed page is in the main file.
 pub const SAFE_JOURNAL_MODES: [&str; 5] = ["off", "delete", "memory", "truncate", "persist"];
 
-/// Why no sidecar was written. [`reason`](Refusal::reason) gives the seed's
-/// reason names; [`is_expected`](Refusal::is_expected) tells the refusals a
-/// writer stays silent about from the failures worth a warning.
+/// Why no sidecar was written. [`reason`](Refusal::reason) gives the stable
+/// reason names (those of the reference producer `tests/py/btreemeta_ref.py`);
+/// [`is_expected`](Refusal::is_expected) tells the refusals a writer stays
+/// silent about from the failures worth a warning.
 #[derive(Debug)]
 pub enum Refusal {
     /// The index is in a WAL-family journal mode.
-    UnsupportedJournalMode { mode: String },
+    UnsupportedJournalMode {
+        /// The index's journal mode.
+        mode: String,
+    },
     /// This SQLite build has no `dbstat` virtual table.
-    DbstatUnavailable { detail: String },
+    DbstatUnavailable {
+        /// SQLite's message.
+        detail: String,
+    },
     /// `PRAGMA page_size` did not return a usable page size.
-    InvalidPageSize { value: String },
+    InvalidPageSize {
+        /// What the pragma returned.
+        value: String,
+    },
     /// The index file ends before a page `dbstat` listed.
-    ShortPageRead { pageno: u32, got: usize },
+    ShortPageRead {
+        /// The page that was read.
+        pageno: u32,
+        /// How many bytes the read got.
+        got: usize,
+    },
     /// Anything else (I/O, SQLite busy, a full disk while writing the file, …).
     Failed(Error),
 }
@@ -57,8 +72,8 @@ impl Refusal {
         }
     }
 
-    /// Refusals the seed logs at debug level: the index is simply not one a
-    /// sidecar can describe. The others are failures (a warning).
+    /// Refusals logged at debug level only (docs/FORMAT.md §9.2): the index is
+    /// simply not one a sidecar can describe. The others are failures (a warning).
     pub fn is_expected(&self) -> bool {
         matches!(
             self,
@@ -103,6 +118,7 @@ impl From<Error> for Refusal {
 pub struct Built {
     /// The file's bytes.
     pub bytes: Vec<u8>,
+    /// The index's page size.
     pub page_size: u32,
     /// Number of pages bundled.
     pub pages: u32,
@@ -113,8 +129,11 @@ pub struct Built {
 /// A sidecar written beside its index.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Written {
+    /// Where it was written (`<index>-btreemeta`).
     pub path: PathBuf,
+    /// The index's page size.
     pub page_size: u32,
+    /// Number of pages bundled.
     pub pages: u32,
     /// Size of the sidecar file.
     pub bytes: u64,

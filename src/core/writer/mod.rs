@@ -654,6 +654,8 @@ impl ArchiveWriter {
         self.trim_garbage()
     }
 
+    /// Commit, then store a new shard size limit for the files placed from now on; a limit
+    /// below an existing shard's logical end is refused.
     pub fn set_shard_size_limit(&mut self, limit: u64) -> Result<()> {
         self.commit()?;
         Self::check_new_limit(&self.index, limit)?;

@@ -36,6 +36,8 @@ pub struct GzipDecoder<R: Read> {
 }
 
 impl<R: Read> GzipDecoder<R> {
+    /// Decode every gzip member of `inner` in turn; bytes after the last one are noted in
+    /// `notes`.
     pub fn new(inner: R, notes: Notes) -> GzipDecoder<R> {
         GzipDecoder {
             member: None,

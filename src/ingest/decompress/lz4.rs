@@ -75,6 +75,7 @@ pub struct Lz4Decoder<R> {
 }
 
 impl<R: Read> Lz4Decoder<R> {
+    /// Decode the LZ4 frames of `inner` in turn.
     pub fn new(inner: R) -> Lz4Decoder<R> {
         Lz4Decoder {
             inner,

@@ -50,6 +50,7 @@ pub struct LzwDecoder<R> {
 }
 
 impl<R: Read> LzwDecoder<R> {
+    /// Decode the `compress` (`.Z`) stream `inner`.
     pub fn new(inner: R) -> LzwDecoder<R> {
         LzwDecoder {
             inner,

@@ -55,8 +55,11 @@ const MAX_RETRIES: u32 = 10_000;
 /// What a member is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemberType {
+    /// A regular file.
     File,
+    /// A directory.
     Dir,
+    /// A symbolic link (its target is read as the data).
     Symlink,
     /// A device, FIFO or socket.
     Special,
@@ -69,13 +72,21 @@ pub struct Entry {
     pub name: Vec<u8>,
     /// The first name of the file this one is a hard link to.
     pub hardlink: Option<Vec<u8>>,
+    /// What the member is.
     pub kind: MemberType,
+    /// Permission bits (`mode & 0o7777`).
     pub perm: u32,
+    /// The size the header gives, if any (some formats only know it after reading).
     pub size: Option<u64>,
+    /// Modification time in nanoseconds since the Unix epoch, if the format has one.
     pub mtime_ns: Option<i64>,
+    /// Owner user id (0 where the format has none).
     pub uid: i64,
+    /// Owner group id (0 where the format has none).
     pub gid: i64,
+    /// Number of hard links the format records.
     pub nlink: u32,
+    /// The member's data is encrypted; it cannot be read without a passphrase.
     pub encrypted: bool,
     /// A warning libarchive gave with this header.
     pub warning: Option<String>,
@@ -83,7 +94,9 @@ pub struct Entry {
 
 /// What [`Reader::next_entry`] found.
 pub enum Next {
+    /// A member; its data can be read before asking for the next.
     Entry(Entry),
+    /// The end of the input.
     End,
     /// A damaged header was skipped: the member it started is lost.
     Skipped(String),

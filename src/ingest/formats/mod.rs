@@ -37,19 +37,26 @@ pub enum Format {
     Tar(Compression),
     /// A zip file (read by [`super::zip`]), possibly with data before it.
     Zip,
+    /// 7-Zip (through libarchive).
     SevenZip,
+    /// RAR up to version 4 (through libarchive).
     Rar,
+    /// RAR 5 (through libarchive).
     Rar5,
     /// cpio, any variant (odc, newc, crc, binary of either byte order),
     /// possibly compressed.
     Cpio(Compression),
     /// An rpm package (its cpio payload).
     Rpm,
+    /// An ISO 9660 image, with Rock Ridge and Joliet names (through libarchive).
     Iso9660,
     /// A Unix `ar` archive (Debian packages are ones).
     Ar,
+    /// A xar archive (through libarchive).
     Xar,
+    /// A Microsoft cabinet (through libarchive).
     Cab,
+    /// An LHA/LZH archive (through libarchive).
     Lha,
 }
 

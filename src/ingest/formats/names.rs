@@ -37,8 +37,11 @@ pub fn parse_encoding(label: &str) -> Option<NameEncoding> {
 /// An encoding of member names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameEncoding {
+    /// UTF-8 (a name that is not valid UTF-8 does not decode).
     Utf8,
+    /// IBM code page 437, the zip format's default for names without the UTF-8 flag.
     Cp437,
+    /// Any other encoding the WHATWG Encoding Standard names (`shift_jis`, `gbk`, …).
     Whatwg(&'static Encoding),
 }
 

@@ -37,11 +37,18 @@ fn chunks(name: &str) -> Chunks {
 /// One line of the output: a name, or a summed-up sequence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Line {
+    /// A name shown as it is.
     Name(String),
+    /// A sequence of names of one shape summed up, shown as
+    /// `frame_****.jpg  (1200 files, 0001–1200)`.
     Sequence {
+        /// The names with the varying digit run as `*`s (`frame_****.jpg`).
         pattern: String,
+        /// How many names it stands for.
         count: usize,
+        /// The smallest value of the digit run.
         min: String,
+        /// The largest value of the digit run.
         max: String,
     },
 }

@@ -16,7 +16,7 @@
 //! * an argument of `cat`, `head`, `stat`, `get` or `rm` that names nothing but has
 //!   wildcards is a glob, and the command runs on every match;
 //! * `tree` counts in the singular where there is one (`1 directory`), and `find`,
-//!   `du` and `tree` of a path that does not exist say so (spec §15.20);
+//!   `du` and `tree` of a path that does not exist say so (docs/FORMAT.md §11.20);
 //! * `stat` of a file whose CRC is 0 (an empty file) shows it (Python shows
 //!   `(none)`);
 //! * writes (`put`, `mput`, `rm`, `mv`, and `sql` with `-w`) are each one
@@ -77,13 +77,15 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("tree", "Show directory tree: tree [-L N] [-d] [path]"),
 ];
 
-/// Commands whose arguments complete to directories only, and to any path.
+/// Commands whose arguments complete to directories of the archive only.
 pub const COMPLETE_DIRS: &[&str] = &["cd", "tree", "lss"];
+/// Commands whose arguments complete to any path of the archive.
 pub const COMPLETE_PATHS: &[&str] = &["ls", "cat", "head", "stat", "du", "get", "rm", "mv", "find"];
 
 /// What running a line came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// The command ran.
     Ok,
     /// The command failed (its message was printed).
     Failed,
@@ -261,7 +263,9 @@ pub struct Shell {
 /// Where output goes: stdout for what a command prints, stderr for its
 /// complaints.
 pub struct Io<'a> {
+    /// Where commands print their output.
     pub out: &'a mut dyn Write,
+    /// Where commands print their complaints.
     pub err: &'a mut dyn Write,
 }
 
@@ -299,6 +303,7 @@ impl Shell {
         })
     }
 
+    /// The archive the shell works on.
     pub fn archive(&self) -> &Archive {
         &self.archive
     }

@@ -17,7 +17,7 @@
 //! of the files, and a few sums over the shard/offset index), and the one that
 //! moves fewer bytes is carried out. Neither moves more than packing would: a file
 //! shifted lies after a hole of its shard, and packing moves every file after the
-//! first hole. Moves go through the same [`Mover`] as the other modes, so the
+//! first hole. Moves go through the same `Mover` as the other modes, so the
 //! crash safety is theirs: a file's bytes are copied and synced before its row is
 //! committed, and nothing a committed row points at is overwritten.
 
@@ -40,8 +40,9 @@ pub struct SmartPlan {
     /// Bytes packing every file in address order (Python barecat's full and smart
     /// defrag) would move.
     pub packing_bytes: u64,
-    /// Files and bytes moved into holes from the end (the fill plan).
+    /// Files moved into holes from the end (the fill plan).
     pub filled_files: u64,
+    /// Bytes moved into holes from the end.
     pub filled_bytes: u64,
 }
 

@@ -1,4 +1,5 @@
-//! The report of a verification, for humans.
+//! The report of a verification, for humans: kept apart from the checks so that
+//! `--json` output and the text show the same findings.
 
 use super::*;
 

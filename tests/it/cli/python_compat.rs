@@ -2,7 +2,7 @@
 //! programs (`barecat-create-recursive`, the options of the others), `barecat
 //! defrag --smart`, and `barecat shell`. Python barecat 0.3.1 and ours run on the
 //! same inputs and must agree (archives read back with Python barecat, outputs
-//! compared). Where Python is wrong (spec §15), the test names the bug we do not
+//! compared). Where Python is wrong (docs/FORMAT.md §11), the test names the bug we do not
 //! copy.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -278,7 +278,7 @@ fn tree(root: &Path) {
 /// The brief's pipeline: `find . -name '*.jpg' -print0 | sort | barecat-create
 /// --null --file=out.barecat --overwrite --shard-size=22`, with Python's program
 /// and ours, on the same tree: the same archive. (Python does not store the
-/// limit it was given, spec §15.5; we do.)
+/// limit it was given, docs/FORMAT.md §11.5; we do.)
 #[test]
 fn legacy_create_with_abbreviated_options_makes_pythons_archive() {
     need!("barecat");
@@ -330,7 +330,7 @@ fn legacy_create_with_abbreviated_options_makes_pythons_archive() {
 
 /// `barecat-create-recursive`, missing before: the contents of each root stored
 /// relative to it, as Python's does. (Python needs `--shard-size-limit`, or it
-/// crashes, spec §15.5; ours does not.)
+/// crashes, docs/FORMAT.md §11.5; ours does not.)
 #[test]
 fn create_recursive_makes_pythons_archive() {
     need!("barecat");
@@ -525,7 +525,7 @@ fn py_verify_ok(archive: &Path) -> bool {
     py_dump(archive)["integrity_ok"] == true
 }
 
-/// Spec §8.4 / §15.24: Python's smart defrag destroys the data of files it had
+/// docs/FORMAT.md §8.5 and §11.24: Python's smart defrag destroys the data of files it had
 /// not reached when a file is larger than the shard limit. Ours keeps every file.
 #[test]
 fn smart_defrag_keeps_files_larger_than_the_limit() {
@@ -706,7 +706,7 @@ fn shell_commands_print_what_pythons_print() {
             fs::read(our_dir.join(file)).unwrap()
         );
     }
-    // tree: Python says "1 directories, 1 files" (spec §15.20); we count in the
+    // tree: Python says "1 directories, 1 files" (docs/FORMAT.md §11.20); we count in the
     // singular where there is one, and otherwise print the same tree.
     let py = shell(true, &a, "tree sub", &work);
     let ours = shell(false, &a, "tree sub", &work);
