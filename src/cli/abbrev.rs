@@ -12,7 +12,7 @@
 //! out in full, and clap then only ever sees that option's full name. Prefixes of
 //! our own options are inferred by clap afterwards.
 //!
-//! The tables are Python barecat 0.3.1's (tests/cli_python_compat.rs reads the
+//! The tables are Python barecat 0.3.1's (tests/it/cli/python_compat.rs reads the
 //! options out of Python's parsers and checks every prefix of every one of them
 //! against ours).
 
