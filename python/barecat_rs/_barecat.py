@@ -10,6 +10,7 @@ from enum import Flag, auto
 
 from ._native import BarecatDirInfo, BarecatFileInfo, _Archive
 from .exceptions import FileNotFoundBarecatError
+from ._maint import BarecatMaintenance
 
 SHARD_SIZE_UNLIMITED = (1 << 63) - 1
 
@@ -53,7 +54,7 @@ def _reopen(cls, path, options):
     return cls(path, **options)
 
 
-class Barecat(_Archive, MutableMapping):
+class Barecat(BarecatMaintenance, _Archive, MutableMapping):
     """A barecat archive, for reading (default) or writing.
 
     ``Barecat(path, readonly=True)`` opens an existing archive for reading; any
@@ -212,7 +213,9 @@ class Barecat(_Archive, MutableMapping):
 
     @property
     def index(self):
-        return Index(self)
+        from ._index import Index as FullIndex
+
+        return FullIndex(self)
 
 
 class Index:

@@ -30,6 +30,8 @@ use crate::info::{DirInfo, FileInfo};
 use crate::mapped::MappedBytes;
 use crate::source::Source;
 
+pub(crate) mod pyindex;
+
 /// Files up to this size are read into a buffer and copied into the `bytes`
 /// object; larger ones are read straight into it.
 const COPY_LIMIT: u64 = 64 << 10;
