@@ -164,7 +164,7 @@ class Index(_IndexBase):
         path = item.path if isinstance(item, BarecatDirInfo) else item
         try:
             return self._bc._listing(path)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise FileNotFoundBarecatError(
                 f"Directory {normalize_path(path)} not found in index") from None
 
