@@ -12,7 +12,7 @@ import random
 from contextlib import contextmanager
 
 from . import _native
-from ._barecat import Index as _IndexBase, Order, _order
+from ._barecat import Order, _order, _ordered
 from ._native import BarecatDirInfo, BarecatFileInfo
 from .exceptions import (
     BarecatError,
@@ -50,11 +50,11 @@ def _sort(items, order, key=None):
     return items
 
 
-class Index(_IndexBase):
+class Index:
     """The index of an archive (``bc.index``), or ``Index(path, readonly=True)`` on
     its own."""
 
-    __slots__ = ("_owned", "_attached")
+    __slots__ = ("_bc", "_owned", "_attached")
 
     def __init__(self, bc, shard_size_limit=None, bufsize=None, readonly=True, wal=False,
                  readonly_is_immutable=False):
@@ -70,7 +70,7 @@ class Index(_IndexBase):
         else:
             self._owned = False
         self._attached = None
-        super().__init__(bc)
+        self._bc = bc
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -532,3 +532,83 @@ class Index(_IndexBase):
             yield
         finally:
             self._attached = None
+
+    # ---------------------------------------------------------------- as before
+
+    def iter_all_fileinfos(self, order=Order.ANY, bufsize=None):
+        """Every file's info, in ``order`` (``ANY`` = insertion, ``PATH``, ``ADDRESS``,
+        with ``DESC`` or ``RANDOM``)."""
+        order = _order(order)
+        if order & Order.ADDRESS:
+            native = "address"
+            key = lambda f: (f.shard, f.offset)  # noqa: E731
+        elif order & Order.PATH:
+            native = "path"
+            key = lambda f: f.path  # noqa: E731
+        else:
+            native = "insertion"
+            key = None
+        if order & (Order.DESC | Order.RANDOM):
+            items = list(self._pages(native))
+            if key is None and order & Order.DESC:
+                items.reverse()
+                return iter(items)
+            return _ordered(items, order, key)
+        return self._pages(native)
+
+    def _pages(self, native):
+        cursor = None
+        while True:
+            page, cursor = self._bc._files_page(native, cursor)
+            yield from page
+            if cursor is None:
+                return
+
+    def iter_all_dirinfos(self, order=Order.ANY, bufsize=None):
+        order = _order(order)
+
+        def pages():
+            cursor = None
+            while True:
+                page, cursor = self._bc._dirs_page(cursor)
+                yield from page
+                if cursor is None:
+                    return
+
+        if order & (Order.DESC | Order.RANDOM):
+            return _ordered(list(pages()), order, lambda d: d.path)
+        return pages()
+
+    def iter_all_filepaths(self, order=Order.ANY, bufsize=None):
+        return (f.path for f in self.iter_all_fileinfos(order))
+
+    def iter_all_dirpaths(self, order=Order.ANY, bufsize=None):
+        return (d.path for d in self.iter_all_dirinfos(order))
+
+    def exists(self, path):
+        return self._bc.exists(path)
+
+    def isfile(self, path):
+        return self._bc.isfile(path)
+
+    def isdir(self, path):
+        return self._bc.isdir(path)
+
+    @property
+    def num_files(self):
+        return self._bc.num_files
+
+    @property
+    def num_dirs(self):
+        return self._bc.num_dirs
+
+    @property
+    def total_size(self):
+        return self._bc.total_size
+
+    def no_triggers(self):
+        """Python barecat's bulk-import recipe; here the same as ``bc.bulk()``."""
+        return self._bc.bulk()
+
+    def update_treestats(self):
+        return self._bc.update_treestats()
