@@ -445,3 +445,41 @@ def test_glob_matches_python(tmp_path_factory, paths, patterns, recursive, hidde
         want = sorted((dp, sorted(s), sorted(f)) for dp, s, f in p.index.walk_names(""))
         got = sorted((dp, sorted(s), sorted(f)) for dp, s, f in r.index.walk_names(""))
         assert got == want
+
+
+# ------------------------------------------------------------------ bugs not copied
+
+def test_rename_dir_into_missing_parent_and_into_itself(pair):
+    _, rs_path = pair
+    with barecat_rs.Barecat(rs_path, readonly=False) as r:
+        r.index.rename_dir("a/b", "new/deep/b")
+        assert r["new/deep/b/c.txt"] == b"c"
+        with pytest.raises(ValueError):
+            r.index.rename_dir("h", "h/i/inside")
+    files, dirs = snapshot(rs_path)
+    assert "new/deep" in dirs and "h/i/j/k.bin" in files
+
+
+def test_failed_add_leaves_no_bytes(pair):
+    _, rs_path = pair
+    with barecat_rs.Barecat(rs_path) as r:
+        before = r.total_physical_size_stat
+    with barecat_rs.Barecat(rs_path, readonly=False) as r:
+        for path in ("g.txt", "a", "g.txt/under"):
+            with pytest.raises((FileExistsError, IsADirectoryError, NotADirectoryError)):
+                r.add(path, data=b"x" * 1000)
+    with barecat_rs.Barecat(rs_path) as r:
+        assert r.total_physical_size_stat == before
+    snapshot(rs_path)
+
+
+def test_extract_refuses_paths_outside(tmp_path):
+    # An archive with a `..` path can only come from elsewhere: Python barecat
+    # writes one.
+    p = str(tmp_path / "evil.barecat")
+    with barecat.Barecat(p, readonly=False) as bc:
+        bc["ok.txt"] = b"ok"
+        bc["a/../../escaped.txt"] = b"x"
+    with pytest.raises(ValueError):
+        barecat_rs.extract(p, str(tmp_path / "out"))
+    assert not (tmp_path / "escaped.txt").exists()
