@@ -79,12 +79,16 @@ def main():
             return run
 
         ops = {
+            "glob `**/*.txt` (recursive, every file)": lambda bc: len(
+                bc.index.glob_paths("**/*.txt", recursive=True)),
             "glob `**/item_00001*.txt` (recursive)": lambda bc: len(
                 bc.index.glob_paths("**/item_00001*.txt", recursive=True)),
             "glob `part_0[1-3]/class_0?5/*.txt`": lambda bc: len(
                 bc.glob("part_0[1-3]/class_0?5/*.txt")),
+            # Python also yields 'part_05/' (python/README.md): not counted.
             "iterglob_paths `part_05/**` (recursive)": lambda bc: sum(
-                1 for _ in bc.index.iterglob_paths("part_05/**", recursive=True)),
+                1 for p in bc.index.iterglob_paths("part_05/**", recursive=True)
+                if not p.endswith("/")),
             "index.walk_names('')": lambda bc: sum(
                 len(f) for _, _, f in bc.index.walk_names("")),
             "walk('') (Barecat.walk)": lambda bc: sum(len(f) for _, _, f in bc.walk("")),
@@ -103,6 +107,8 @@ def main():
                     times[key].append(t)
                 assert got["py"] == got["rs"], (name, got)
             results.append((name, times))
+            print(name, {k: round(statistics.median(v), 4) for k, v in times.items()},
+                  flush=True)
         times = {"py": [], "rs": []}
         for r in range(a.rounds):
             order = [("py", barecat), ("rs", barecat_rs)]

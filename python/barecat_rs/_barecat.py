@@ -140,20 +140,9 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping):
         """Like ``os.walk``: (dirpath, dirnames, filenames) for every directory below
         ``path``, top-down, names sorted (the root is reported as ``'.'``, as Python
         barecat does)."""
-        stack = [path]
-        first = True
-        while stack:
-            try:
-                dirpath, dirs, files = self._listing(stack.pop())
-            except FileNotFoundError:
-                if first:
-                    raise
-                continue  # removed meanwhile
-            first = False
-            # The root is '.', as in Python barecat.
-            yield (dirpath or ".", [d.path.rpartition("/")[2] for d in dirs],
-                   [f.path.rpartition("/")[2] for f in files])
-            stack.extend(d.path for d in reversed(dirs))
+        from ._native import _ix_walk
+
+        yield from _ix_walk(self, path, False)
 
     def scandir(self, path=""):
         """Infos (``BarecatDirInfo`` then ``BarecatFileInfo``) of the entries directly

@@ -275,11 +275,11 @@ class Index:
     def walk_infos(self, rootitem="", bufsize=32):
         """``(dirinfo, subdirinfos, fileinfos)`` for every directory below
         ``rootitem``, top-down, depth first, children sorted by path."""
-        return iter(_native._ix_walk(self._bc, _path_of(rootitem), True))
+        yield from _native._ix_walk(self._bc, _path_of(rootitem), True)
 
     def walk_names(self, rootitem="", bufsize=32):
         """``(dirpath, subdirnames, filenames)``; the root is ``'.'``."""
-        return iter(_native._ix_walk(self._bc, _path_of(rootitem), False))
+        yield from _native._ix_walk(self._bc, _path_of(rootitem), False)
 
     # ---------------------------------------------------------------- shards
 

@@ -18,7 +18,7 @@ use barecat::maint::defrag::{DefragMode, DefragOptions};
 use barecat::maint::merge::{MergeOptions, OutputMode};
 use barecat::maint::verify::VerifyOptions;
 use barecat::{
-    Archive as LibArchive, ArchiveWriter, CreateMode, Entry, Error, FileOrder, Meta, WriterOptions,
+    ArchiveWriter, CreateMode, Entry, Error, Meta, WriterOptions,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
@@ -40,7 +40,8 @@ fn entries<'py>(py: Python<'py>, found: Vec<Entry>, infos: bool) -> PyResult<Bou
 }
 
 /// Files and directories matching a Python glob `pattern`, as infos (or paths),
-/// sorted by path.
+/// sorted by path. The paths come from the path indexes alone; infos are then
+/// looked up one by one.
 #[pyfunction]
 #[pyo3(signature = (bc, pattern, recursive=false, include_hidden=false, only_files=false, infos=true))]
 pub fn _ix_glob<'py>(
@@ -52,19 +53,25 @@ pub fn _ix_glob<'py>(
     only_files: bool,
     infos: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let glob = Glob::new(
-        pattern,
-        GlobOptions {
-            recursive,
-            include_hidden,
-        },
-    )
-    .py()?;
-    let mut found = bc.get().lookup(py, move |i| i.glob(&glob))?;
-    if only_files {
-        found.retain(|e| !e.is_dir());
+    let glob = Glob::new(pattern, GlobOptions { recursive, include_hidden }).py()?;
+    if !infos {
+        let found = bc.get().lookup(py, move |i| i.glob_paths(&glob, only_files))?;
+        return PyList::new(py, found.into_iter().map(|(p, _)| p));
     }
-    entries(py, found, infos)
+    let found = bc.get().lookup(py, move |i| {
+        let paths = i.glob_paths(&glob, only_files)?;
+        let mut out = Vec::with_capacity(paths.len());
+        for (p, is_dir) in paths {
+            let e = if is_dir {
+                i.dir(&p)?.map(Entry::Dir)
+            } else {
+                i.file(&p)?.map(Entry::File)
+            };
+            out.extend(e);
+        }
+        Ok(out)
+    })?;
+    entries(py, found, true)
 }
 
 /// Entries whose path passes SQLite `GLOB` rules ((include, pattern) pairs):
@@ -98,6 +105,9 @@ pub fn _ix_walk<'py>(
     infos: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let root = bpath::normalize(root);
+    if !infos {
+        return walk_names(py, bc, root);
+    }
     let levels: Vec<Level> = bc.get().query(py, move |i| {
         let Some(top) = i.dir(&root)? else {
             return Err(Error::NotFound(root));
@@ -141,6 +151,59 @@ pub fn _ix_walk<'py>(
             )?
         };
         out.append(t)?;
+    }
+    Ok(out)
+}
+
+/// The names form of [`_ix_walk`]: two scans of the path indexes (directories,
+/// files) below `root`, grouped by parent here.
+fn walk_names<'py>(
+    py: Python<'py>,
+    bc: &Bound<'py, Archive>,
+    root: String,
+) -> PyResult<Bound<'py, PyList>> {
+    let r = root.clone();
+    let (dirs, files) = bc.get().query(py, move |i| {
+        if !i.is_dir(&r)? {
+            return Err(Error::NotFound(r));
+        }
+        i.subtree_paths(&r)
+    })?;
+    // Directory number by path: the root is 0, then `dirs` in path order.
+    let mut number = std::collections::HashMap::with_capacity(dirs.len() + 1);
+    number.insert(root.as_str(), 0usize);
+    for (n, d) in dirs.iter().enumerate() {
+        number.insert(d.as_str(), n + 1);
+    }
+    let parent_of = |p: &str| -> Option<usize> {
+        let parent = p.rfind('/').map_or("", |k| &p[..k]);
+        number.get(parent).copied()
+    };
+    let mut subdirs: Vec<Vec<usize>> = vec![Vec::new(); dirs.len() + 1];
+    let mut names: Vec<Vec<&str>> = vec![Vec::new(); dirs.len() + 1];
+    for (n, d) in dirs.iter().enumerate() {
+        if let Some(p) = parent_of(d) {
+            subdirs[p].push(n + 1);
+        }
+    }
+    for f in &files {
+        if let Some(p) = parent_of(f) {
+            names[p].push(bpath::basename(f));
+        }
+    }
+    let path_of = |n: usize| if n == 0 { root.as_str() } else { dirs[n - 1].as_str() };
+    let out = PyList::empty(py);
+    let mut stack = vec![0usize];
+    while let Some(n) = stack.pop() {
+        let p = path_of(n);
+        let sub = PyList::new(py, subdirs[n].iter().map(|&c| bpath::basename(path_of(c))))?;
+        let fs = PyList::new(py, names[n].iter())?;
+        let shown = if p.is_empty() { "." } else { p };
+        out.append(PyTuple::new(
+            py,
+            [PyString::new(py, shown).into_any(), sub.into_any(), fs.into_any()],
+        )?)?;
+        stack.extend(subdirs[n].iter().rev());
     }
     Ok(out)
 }
@@ -363,25 +426,17 @@ pub fn _ix_merge_from(
     let prefix = prefix
         .map(|p| bpath::normalize(&p))
         .filter(|p| !p.is_empty());
-    if !ignore_duplicates {
-        // Refuse before anything is copied.
-        let src = LibArchive::open(&source).py()?;
-        let pre = prefix.clone().unwrap_or_default();
-        let clash = bc.get().query(py, move |i| {
-            for f in src.files(FileOrder::Insertion, "") {
-                let f = f?;
-                let p = bpath::join(&pre, &f.path);
-                if i.is_file(&p)? || i.is_dir(&p)? {
-                    return Ok(Some(p));
-                }
-            }
-            Ok(None)
-        })?;
-        if let Some(p) = clash {
-            return Err(to_py_attached(Error::FileExists(p)));
-        }
-    }
     let r = while_closed(py, bc, |p| {
+        if !ignore_duplicates {
+            // Refuse before anything is copied.
+            let here = barecat::core::index::Index::open_read(barecat::Layout::resolve(p).index())?;
+            here.attach(barecat::Layout::resolve(&source).index(), "mergesrc")?;
+            let dup = here.first_attached_duplicate("mergesrc", prefix.as_deref().unwrap_or(""));
+            here.detach("mergesrc")?;
+            if let Some((path, _)) = dup {
+                return Err(Error::FileExists(path));
+            }
+        }
         let opts = MergeOptions {
             output_mode: OutputMode::Append,
             duplicates: if ignore_duplicates {

@@ -1,9 +1,25 @@
 //! Queries that only Python barecat's `Index` API asks (the binding's `bc.index`):
 //! SQLite `GLOB` filters over whole paths and the last file by address.
 
+use rusqlite::types::ValueRef;
+
 use super::{Index, DIR_COLS, FILE_COLS};
 use crate::core::entry::{Entry, FileInfo};
-use crate::core::error::Result;
+use crate::core::error::{Result, SqlContext};
+use crate::core::glob::Glob;
+
+/// The smallest string greater than every string that starts with `prefix`, if
+/// it is one (no upper bound otherwise).
+fn upper_bound(prefix: &str) -> Option<String> {
+    let mut b = prefix.as_bytes().to_vec();
+    while let Some(last) = b.pop() {
+        if last < 0x7f {
+            b.push(last + 1);
+            return String::from_utf8(b).ok();
+        }
+    }
+    None
+}
 
 /// The `WHERE` condition of `rules` (sign, SQLite `GLOB` pattern), joined as Python
 /// barecat joins them: the first rule as it is, then `OR path GLOB p` for each
@@ -53,5 +69,60 @@ impl Index {
                 [],
             )?
             .pop())
+    }
+
+    /// Paths of `table` (`"files"` or `"dirs"`) from `lo` up to (not including)
+    /// `hi`, sorted, read from the path index alone (no table row is visited).
+    fn paths_in_range(&self, table: &str, lo: &str, hi: Option<&str>) -> Result<Vec<String>> {
+        let sql = format!(
+            "SELECT path FROM {table} WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) ORDER BY path"
+        );
+        let mut st = self.conn.prepare_cached(&sql).at(&self.path)?;
+        let mut rows = st.query(rusqlite::params![lo, hi]).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().at(&self.path)? {
+            if let ValueRef::Text(t) = r.get_ref(0).at(&self.path)? {
+                out.push(String::from_utf8_lossy(t).into_owned());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Paths of the directories and of the files below `dir` (the whole tree for
+    /// `''`, the root left out), each sorted by path, from the path indexes alone.
+    pub fn subtree_paths(&self, dir: &str) -> Result<(Vec<String>, Vec<String>)> {
+        let (lo, hi) = if dir.is_empty() {
+            (String::new(), None)
+        } else {
+            (format!("{dir}/"), Some(format!("{dir}0")))
+        };
+        let mut dirs = self.paths_in_range("dirs", &lo, hi.as_deref())?;
+        dirs.retain(|p| !p.is_empty());
+        let files = self.paths_in_range("files", &lo, hi.as_deref())?;
+        Ok((dirs, files))
+    }
+
+    /// Paths matching `glob` (the root never), each with whether it is a
+    /// directory, sorted by path: only the range of the pattern's literal prefix
+    /// is read, from the path indexes alone.
+    pub fn glob_paths(&self, glob: &Glob, only_files: bool) -> Result<Vec<(String, bool)>> {
+        let prefix = glob.literal_prefix();
+        let hi = upper_bound(prefix);
+        let mut out: Vec<(String, bool)> = self
+            .paths_in_range("files", prefix, hi.as_deref())?
+            .into_iter()
+            .filter(|p| glob.is_match(p))
+            .map(|p| (p, false))
+            .collect();
+        if !only_files {
+            out.extend(
+                self.paths_in_range("dirs", prefix, hi.as_deref())?
+                    .into_iter()
+                    .filter(|p| !p.is_empty() && glob.is_match(p))
+                    .map(|p| (p, true)),
+            );
+            out.sort();
+        }
+        Ok(out)
     }
 }
