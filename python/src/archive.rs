@@ -761,15 +761,8 @@ impl Archive {
             },
         )
         .py()?;
-        let found = self.lookup(py, move |i| i.glob(&glob))?;
-        Ok(found
-            .into_iter()
-            .filter(|e| !only_files || !e.is_dir())
-            .map(|e| match e {
-                Entry::File(f) => f.path,
-                Entry::Dir(d) => d.path,
-            })
-            .collect())
+        let found = self.lookup(py, move |i| i.glob_paths(&glob, only_files))?;
+        Ok(found.into_iter().map(|(p, _)| p).collect())
     }
 
     /// One page of file infos in `order` ("path", "address", "insertion") after

@@ -407,7 +407,8 @@ def test_exception_hierarchy():
 NAMES = st.sampled_from(["a", "b", "ab", ".h", "x.txt", "y.jpg", "[c]", "d?"])
 PATHS = st.lists(NAMES, min_size=1, max_size=4).map("/".join)
 SEGMENTS = st.sampled_from(["*", "?", "**", "a", "a*", "*.txt", "[ab]", "[!a]*", ".h", "*b",
-                            "x.txt", "[[]c]", "?b", ".*"])
+                            "x.txt", "[[]c]", "?b", ".*", "[a-c]*", "[!x-z]*", "[]]",
+                            "*[?]", "a/"])
 PATTERNS = st.lists(SEGMENTS, min_size=1, max_size=4).map("/".join)
 
 

@@ -17,9 +17,7 @@ use barecat::ingest::Duplicates;
 use barecat::maint::defrag::{DefragMode, DefragOptions};
 use barecat::maint::merge::{MergeOptions, OutputMode};
 use barecat::maint::verify::VerifyOptions;
-use barecat::{
-    ArchiveWriter, CreateMode, Entry, Error, Meta, WriterOptions,
-};
+use barecat::{ArchiveWriter, CreateMode, Entry, Error, Meta, WriterOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
@@ -53,9 +51,18 @@ pub fn _ix_glob<'py>(
     only_files: bool,
     infos: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let glob = Glob::new(pattern, GlobOptions { recursive, include_hidden }).py()?;
+    let glob = Glob::new(
+        pattern,
+        GlobOptions {
+            recursive,
+            include_hidden,
+        },
+    )
+    .py()?;
     if !infos {
-        let found = bc.get().lookup(py, move |i| i.glob_paths(&glob, only_files))?;
+        let found = bc
+            .get()
+            .lookup(py, move |i| i.glob_paths(&glob, only_files))?;
         return PyList::new(py, found.into_iter().map(|(p, _)| p));
     }
     let found = bc.get().lookup(py, move |i| {
@@ -191,7 +198,13 @@ fn walk_names<'py>(
             names[p].push(bpath::basename(f));
         }
     }
-    let path_of = |n: usize| if n == 0 { root.as_str() } else { dirs[n - 1].as_str() };
+    let path_of = |n: usize| {
+        if n == 0 {
+            root.as_str()
+        } else {
+            dirs[n - 1].as_str()
+        }
+    };
     let out = PyList::empty(py);
     let mut stack = vec![0usize];
     while let Some(n) = stack.pop() {
@@ -201,7 +214,11 @@ fn walk_names<'py>(
         let shown = if p.is_empty() { "." } else { p };
         out.append(PyTuple::new(
             py,
-            [PyString::new(py, shown).into_any(), sub.into_any(), fs.into_any()],
+            [
+                PyString::new(py, shown).into_any(),
+                sub.into_any(),
+                fs.into_any(),
+            ],
         )?)?;
         stack.extend(subdirs[n].iter().rev());
     }
