@@ -439,8 +439,11 @@ def test_glob_matches_python(tmp_path_factory, paths, patterns, recursive, hidde
                 want = py_glob(p.index.glob_paths(pattern, recursive, hidden, only_files))
                 got = sorted(r.index.glob_paths(pattern, recursive, hidden, only_files))
                 assert got == want, (pattern, recursive, hidden, only_files)
-            assert sorted(r.glob(pattern, recursive=recursive)) == py_glob(
-                p.glob(pattern, recursive=recursive)), pattern
+            if not pattern.endswith("/"):
+                # Python's Barecat.glob("f/") also yields the file f (not copied,
+                # python/README.md).
+                assert sorted(r.glob(pattern, recursive=recursive)) == py_glob(
+                    p.glob(pattern, recursive=recursive)), pattern
             assert sorted(r.index.raw_glob_paths(pattern)) == sorted(
                 p.index.raw_glob_paths(pattern)), pattern
         want = sorted((dp, sorted(s), sorted(f)) for dp, s, f in p.index.walk_names(""))
