@@ -4,7 +4,22 @@ defrag, merge, shard sizes), mixed into the class; the work runs in Rust."""
 import os
 
 from . import _native
-from .exceptions import BarecatIntegrityError
+from .exceptions import BarecatIntegrityError, FileNotFoundBarecatError
+
+
+def _item_path(item):
+    return getattr(item, "path", item)
+
+
+def _no_dir(path):
+    return FileNotFoundBarecatError(f"Directory {_item_path(path)} not found in index")
+
+
+from .exceptions import BarecatPermissionError  # noqa: E402
+
+
+class _ReadOnlyDefragError(BarecatPermissionError, ValueError):
+    """``defrag`` of a read-only archive (Python barecat raises ``ValueError``)."""
 
 
 class BarecatMaintenance:
@@ -31,6 +46,27 @@ class BarecatMaintenance:
 
     def __init__(self, *args, **kwargs):
         pass
+
+    # Python barecat looks a directory up (a file is "not found") or a file up (a
+    # directory is "not found"): the same exception here.
+
+    def listdir(self, path=""):
+        try:
+            return super().listdir(path)
+        except NotADirectoryError:
+            raise _no_dir(path) from None
+
+    def _listing(self, path=""):
+        try:
+            return super()._listing(path)
+        except NotADirectoryError:
+            raise _no_dir(path) from None
+
+    def read(self, item, offset=0, size=-1):
+        try:
+            return super().read(item, offset, size)
+        except IsADirectoryError:
+            raise FileNotFoundBarecatError(_item_path(item)) from None
 
     @property
     def auto_codec(self):
@@ -86,8 +122,11 @@ class BarecatMaintenance:
 
     def defrag(self, quick=False):
         """Pack the files back to back (``quick``: fill holes from the end for a few
-        seconds); returns the bytes given back."""
-        self._need_writable("defrag")
+        seconds); returns the bytes given back. On a read-only archive: a
+        ``PermissionError`` that is also the ``ValueError`` Python raises."""
+        if self.readonly:
+            raise _ReadOnlyDefragError(
+                f"{os.fspath(self.path)}: Cannot defrag a read-only Barecat")
         self.raise_if_append_only("Cannot defrag an append-only archive")
         return _native._ix_defrag(self, quick)
 

@@ -256,6 +256,29 @@ def test_writes(pair, name, call):
     same_entries(py_path, rs_path)
 
 
+BARECAT_CALLS = [
+    ("listdir_of_file", lambda bc: bc.listdir("g.txt")),
+    ("listdir_missing", lambda bc: bc.listdir("zz")),
+    ("scandir_of_file", lambda bc: list(bc.scandir("g.txt"))),
+    ("walk_of_file", lambda bc: list(bc.walk("g.txt"))),
+    ("read_dir", lambda bc: bc.read("a")),
+    ("getitem_dir", lambda bc: bc["a"]),
+    ("getitem_missing", lambda bc: bc["zz"]),
+    ("get_missing", lambda bc: bc.get("zz", 5)),
+    ("read_range", lambda bc: bc.read("h/i/j/k.bin", 10, 5)),
+    ("exists", lambda bc: (bc.exists("a"), bc.isfile("a"), bc.isdir("a"), "a/e.jpg" in bc)),
+    ("lens", lambda bc: (len(bc), bc.num_files, bc.num_dirs, bc.total_size)),
+    ("listdir", lambda bc: sorted(bc.listdir("a"))),
+]
+
+
+@pytest.mark.parametrize("name,call", BARECAT_CALLS, ids=[c[0] for c in BARECAT_CALLS])
+def test_barecat_reads(pair, name, call):
+    py_path, rs_path = pair
+    with barecat.Barecat(py_path) as p, barecat_rs.Barecat(rs_path) as r:
+        assert outcome(lambda: call(r)) == outcome(lambda: call(p)), name
+
+
 def test_reads_refused_writes_on_readonly(pair):
     _, rs_path = pair
     with barecat_rs.Barecat(rs_path) as r:
@@ -265,6 +288,8 @@ def test_reads_refused_writes_on_readonly(pair):
                 f()
         with pytest.raises(ValueError):
             r.raise_if_readonly("read-only")
+        with pytest.raises(ValueError):  # what Python's defrag raises
+            r.defrag()
     snapshot(rs_path)
 
 
