@@ -202,9 +202,12 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping):
 
     @property
     def index(self):
-        from ._index import Index as FullIndex
+        ix = self.__dict__.get("_index")
+        if ix is None:
+            from ._index import Index as FullIndex
 
-        return FullIndex(self)
+            ix = self.__dict__["_index"] = FullIndex(self)
+        return ix
 
 
 class BarecatFileObject(io.RawIOBase):

@@ -495,22 +495,36 @@ class Index:
                                       ignore_duplicates, prefix)
 
     def check_merge_conflicts(self, prefix=""):
-        """Raise ``ValueError`` when the attached source (see ``attached_database``)
-        has a file where this index has a directory or the reverse; returns the SQL
-        expression Python barecat would use for the prefixed path."""
+        """Raise ``ValueError`` when the source attached with ``attached_database``
+        has a file where this index has a directory or the reverse, or when an
+        ancestor of ``prefix`` is a file here; returns the SQL expression of the
+        prefixed path that Python barecat returns."""
+        prefix = prefix or ""
+        if prefix:
+            escaped = prefix.replace("'", "''")
+            expr = f"CASE WHEN path = '' THEN '{escaped}' ELSE '{escaped}/' || path END"
+            parts = prefix.split("/")
+            for i in range(len(parts)):
+                ancestor = "/".join(parts[: i + 1])
+                if self._bc.isfile(ancestor):
+                    raise ValueError(
+                        f"Cannot use prefix '{prefix}': '{ancestor}' exists as a file")
+        else:
+            expr = "path"
         src = getattr(self, "_attached", None)
         if src is not None:
             from ._barecat import Barecat
 
-            prefix = normalize_path(prefix or "")
             with Barecat(src) as other:
                 for info in other.index.iter_all_infos():
-                    p = posixpath.join(prefix, info.path) if prefix else info.path
+                    p = (f"{prefix}/{info.path}" if info.path else prefix) if prefix else info.path
                     mine = self._bc._info(p)
-                    if mine is not None and type(mine) is not type(info):
-                        raise ValueError(f"Path conflict: {p!r} is a file in one index and a "
-                                         "directory in the other")
-        return f"'{prefix}/' || path" if prefix else "path"
+                    if mine is None or type(mine) is type(info):
+                        continue
+                    if isinstance(info, BarecatFileInfo):
+                        raise ValueError(f"Source file '{p}' conflicts with target directory")
+                    raise ValueError(f"Source directory '{p}' conflicts with target file")
+        return expr
 
     @contextmanager
     def bulk_mode(self, drop_indexes=False, update_dirs_at_end=True,
