@@ -225,15 +225,15 @@ class Index:
             if sign not in ("+", "-"):
                 raise ValueError(f"rule sign must be '+' or '-', not {sign!r}")
             compiled.append((sign == "+", pattern))
-        if not compiled:
-            candidates = _native._ix_glob(self._bc, "**", True, True, only_files, True)
-            return iter(candidates if default_include else [])
-        # Each rule's matches, in Rust; then the first match wins, per path.
+        # Each rule's matches (paths), in Rust; then the first match wins, per
+        # entry of one scan of the index.
         matched = [
-            {i.path for i in _native._ix_glob(self._bc, p, True, True, only_files, True)}
+            set(_native._ix_glob(self._bc, p, True, True, only_files, False))
             for _, p in compiled
         ]
-        everything = _native._ix_glob(self._bc, "**", True, True, only_files, True)
+        everything = list(self.iter_all_fileinfos(order=Order.PATH))
+        if not only_files:
+            everything = [d for d in self.iter_all_dirinfos() if d.path] + everything
         out = []
         for info in everything:
             for (include, _), paths in zip(compiled, matched):
