@@ -24,17 +24,32 @@ from ._native import (
     BarecatFileInfo,
     __version__,
     crc32c,
-    merge,
-    merge_symlink,
     remote_stats,
 )
 from .exceptions import *  # noqa: F401,F403
 from .exceptions import __all__ as _exceptions
-from ._barecat import Barecat, BarecatFileObject, Index, Order, SHARD_SIZE_UNLIMITED
+from ._barecat import Barecat, BarecatFileObject, Order, SHARD_SIZE_UNLIMITED
+from ._index import Index
+from ._api import (
+    Sharder,
+    archive2barecat,
+    barecat2archive,
+    exists,
+    extract,
+    get_cached_reader,
+    get_completion_script,
+    merge,
+    merge_symlink,
+    open,
+    read_index,
+    remove,
+    write_index,
+)
 from ._records import Records
 
 FileInfo = BarecatFileInfo
 DirInfo = BarecatDirInfo
+BarecatEntryInfo = (BarecatFileInfo, BarecatDirInfo)
 
 
 def __getattr__(name):
@@ -50,6 +65,7 @@ def __getattr__(name):
 __all__ = [
     "Barecat",
     "BarecatDirInfo",
+    "BarecatEntryInfo",
     "BarecatFileInfo",
     "BarecatFileObject",
     "DecodedView",
@@ -60,8 +76,19 @@ __all__ = [
     "Records",
     "SHARD_SIZE_UNLIMITED",
     "crc32c",
+    "Sharder",
+    "archive2barecat",
+    "barecat2archive",
+    "exists",
+    "extract",
+    "get_cached_reader",
+    "get_completion_script",
     "merge",
     "merge_symlink",
+    "open",
+    "read_index",
     "remote_stats",
+    "remove",
+    "write_index",
     "__version__",
 ] + _exceptions

@@ -4,16 +4,29 @@ from ._barecat import (
     SHARD_SIZE_UNLIMITED as SHARD_SIZE_UNLIMITED,
     Barecat as Barecat,
     BarecatFileObject as BarecatFileObject,
-    Index as Index,
     Order as Order,
+)
+from ._index import Index as Index
+from ._api import (
+    Sharder as Sharder,
+    archive2barecat as archive2barecat,
+    barecat2archive as barecat2archive,
+    exists as exists,
+    extract as extract,
+    get_cached_reader as get_cached_reader,
+    get_completion_script as get_completion_script,
+    merge as merge,
+    merge_symlink as merge_symlink,
+    open as open,
+    read_index as read_index,
+    remove as remove,
+    write_index as write_index,
 )
 from ._native import (
     BarecatDirInfo as BarecatDirInfo,
     BarecatFileInfo as BarecatFileInfo,
     __version__ as __version__,
     crc32c as crc32c,
-    merge as merge,
-    merge_symlink as merge_symlink,
     remote_stats as remote_stats,
 )
 from ._records import Records as Records
@@ -35,10 +48,12 @@ from .exceptions import (
 
 FileInfo = BarecatFileInfo
 DirInfo = BarecatDirInfo
+BarecatEntryInfo: tuple[type[BarecatFileInfo], type[BarecatDirInfo]]
 
 __all__ = [
     "Barecat",
     "BarecatDirInfo",
+    "BarecatEntryInfo",
     "BarecatFileInfo",
     "BarecatFileObject",
     "DecodedView",
@@ -49,9 +64,20 @@ __all__ = [
     "Records",
     "SHARD_SIZE_UNLIMITED",
     "crc32c",
+    "Sharder",
+    "archive2barecat",
+    "barecat2archive",
+    "exists",
+    "extract",
+    "get_cached_reader",
+    "get_completion_script",
     "merge",
     "merge_symlink",
+    "open",
+    "read_index",
     "remote_stats",
+    "remove",
+    "write_index",
     "__version__",
     "BarecatError",
     "BarecatIntegrityError",

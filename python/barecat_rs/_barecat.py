@@ -10,6 +10,7 @@ from enum import Flag, auto
 
 from ._native import BarecatDirInfo, BarecatFileInfo, _Archive
 from .exceptions import FileNotFoundBarecatError
+from ._maint import BarecatMaintenance
 
 SHARD_SIZE_UNLIMITED = (1 << 63) - 1
 
@@ -53,7 +54,7 @@ def _reopen(cls, path, options):
     return cls(path, **options)
 
 
-class Barecat(_Archive, MutableMapping):
+class Barecat(BarecatMaintenance, _Archive, MutableMapping):
     """A barecat archive, for reading (default) or writing.
 
     ``Barecat(path, readonly=True)`` opens an existing archive for reading; any
@@ -139,20 +140,9 @@ class Barecat(_Archive, MutableMapping):
         """Like ``os.walk``: (dirpath, dirnames, filenames) for every directory below
         ``path``, top-down, names sorted (the root is reported as ``'.'``, as Python
         barecat does)."""
-        stack = [path]
-        first = True
-        while stack:
-            try:
-                dirpath, dirs, files = self._listing(stack.pop())
-            except FileNotFoundError:
-                if first:
-                    raise
-                continue  # removed meanwhile
-            first = False
-            # The root is '.', as in Python barecat.
-            yield (dirpath or ".", [d.path.rpartition("/")[2] for d in dirs],
-                   [f.path.rpartition("/")[2] for f in files])
-            stack.extend(d.path for d in reversed(dirs))
+        from ._native import _ix_walk
+
+        yield from _ix_walk(self, path, False)
 
     def scandir(self, path=""):
         """Infos (``BarecatDirInfo`` then ``BarecatFileInfo``) of the entries directly
@@ -212,103 +202,12 @@ class Barecat(_Archive, MutableMapping):
 
     @property
     def index(self):
-        return Index(self)
+        ix = self.__dict__.get("_index")
+        if ix is None:
+            from ._index import Index as FullIndex
 
-
-class Index:
-    """The ``bc.index`` namespace of Python barecat: iteration over the index."""
-
-    __slots__ = ("_bc",)
-
-    def __init__(self, bc):
-        self._bc = bc
-
-    def iter_all_fileinfos(self, order=Order.ANY, bufsize=None):
-        """Every file's info, in ``order`` (``ANY`` = insertion, ``PATH``, ``ADDRESS``,
-        with ``DESC`` or ``RANDOM``)."""
-        order = _order(order)
-        if order & Order.ADDRESS:
-            native = "address"
-            key = lambda f: (f.shard, f.offset)  # noqa: E731
-        elif order & Order.PATH:
-            native = "path"
-            key = lambda f: f.path  # noqa: E731
-        else:
-            native = "insertion"
-            key = None
-        if order & (Order.DESC | Order.RANDOM):
-            items = list(self._pages(native))
-            if key is None and order & Order.DESC:
-                items.reverse()
-                return iter(items)
-            return _ordered(items, order, key)
-        return self._pages(native)
-
-    def _pages(self, native):
-        cursor = None
-        while True:
-            page, cursor = self._bc._files_page(native, cursor)
-            yield from page
-            if cursor is None:
-                return
-
-    def iter_all_dirinfos(self, order=Order.ANY, bufsize=None):
-        order = _order(order)
-
-        def pages():
-            cursor = None
-            while True:
-                page, cursor = self._bc._dirs_page(cursor)
-                yield from page
-                if cursor is None:
-                    return
-
-        if order & (Order.DESC | Order.RANDOM):
-            return _ordered(list(pages()), order, lambda d: d.path)
-        return pages()
-
-    def iter_all_filepaths(self, order=Order.ANY, bufsize=None):
-        return (f.path for f in self.iter_all_fileinfos(order))
-
-    def iter_all_dirpaths(self, order=Order.ANY, bufsize=None):
-        return (d.path for d in self.iter_all_dirinfos(order))
-
-    def lookup_file(self, path):
-        return self._bc._file_info(path)
-
-    def lookup_dir(self, path):
-        info = self._bc._info(path)
-        if not isinstance(info, BarecatDirInfo):
-            raise FileNotFoundBarecatError(f"{path}: no such directory in archive")
-        return info
-
-    def exists(self, path):
-        return self._bc.exists(path)
-
-    def isfile(self, path):
-        return self._bc.isfile(path)
-
-    def isdir(self, path):
-        return self._bc.isdir(path)
-
-    @property
-    def num_files(self):
-        return self._bc.num_files
-
-    @property
-    def num_dirs(self):
-        return self._bc.num_dirs
-
-    @property
-    def total_size(self):
-        return self._bc.total_size
-
-    def no_triggers(self):
-        """Python barecat's bulk-import recipe; here the same as ``bc.bulk()``."""
-        return self._bc.bulk()
-
-    def update_treestats(self):
-        return self._bc.update_treestats()
+            ix = self.__dict__["_index"] = FullIndex(self)
+        return ix
 
 
 class BarecatFileObject(io.RawIOBase):

@@ -30,6 +30,8 @@ use crate::info::{DirInfo, FileInfo};
 use crate::mapped::MappedBytes;
 use crate::source::Source;
 
+pub(crate) mod pyindex;
+
 /// Files up to this size are read into a buffer and copied into the `bytes`
 /// object; larger ones are read straight into it.
 const COPY_LIMIT: u64 = 64 << 10;
@@ -759,15 +761,8 @@ impl Archive {
             },
         )
         .py()?;
-        let found = self.lookup(py, move |i| i.glob(&glob))?;
-        Ok(found
-            .into_iter()
-            .filter(|e| !only_files || !e.is_dir())
-            .map(|e| match e {
-                Entry::File(f) => f.path,
-                Entry::Dir(d) => d.path,
-            })
-            .collect())
+        let found = self.lookup(py, move |i| i.glob_paths(&glob, only_files))?;
+        Ok(found.into_iter().map(|(p, _)| p).collect())
     }
 
     /// One page of file infos in `order` ("path", "address", "insertion") after

@@ -151,7 +151,8 @@ def test_listing_matches_python_barecat(tmp_path):
         t = theirs.index.lookup_dir("d0")
         assert (d.num_files, d.num_subdirs, d.num_files_tree, d.size_tree) == (
             t.num_files, t.num_subdirs, t.num_files_tree, t.size_tree)
-    with pytest.raises(NotADirectoryError):
+    # A file is not a directory found, as in Python barecat.
+    with pytest.raises(FileNotFoundError):
         Barecat(path).listdir("top.txt")
 
 

@@ -46,6 +46,7 @@ mod extents;
 mod lookup;
 pub mod ncdu;
 pub mod pages;
+mod pyapi;
 pub mod scan;
 pub mod schema;
 mod stats;

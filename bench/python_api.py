@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""barecat_rs's Python barecat API side by side with Python barecat 0.3.1: globs,
+walks and random reads over one large archive, and `merge_from_other_barecat`.
+
+Each operation runs in this process for both modules, alternating which goes
+first from round to round; the report gives the median of each and the ratio of
+the medians (Python's time / ours). The archive is built once (by barecat_rs) in
+a temporary directory under --dir and removed at the end.
+
+usage: python3 bench/python_api.py [--files 200000] [--rounds 5] [--merge-files 50000]
+       [--reads 20000] [--dir /tmp]
+"""
+import argparse
+import os
+import random
+import shutil
+import statistics
+import tempfile
+import time
+import warnings
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+import barecat  # noqa: E402
+import barecat_rs  # noqa: E402
+
+
+def paths(n):
+    return [f"part_{i % 10:02d}/class_{(i // 10) % 100:03d}/item_{i:07d}.txt" for i in range(n)]
+
+
+def build(path, n):
+    pool = bytes(range(256)) * 4
+    with barecat_rs.Barecat(path, readonly=False) as bc:
+        with bc.bulk():
+            for i, p in enumerate(paths(n)):
+                bc[p] = pool[i % 500:i % 500 + 100 + i % 300]
+
+
+def timed(f):
+    t = time.perf_counter()
+    out = f()
+    return time.perf_counter() - t, out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=200_000)
+    ap.add_argument("--merge-files", type=int, default=50_000)
+    ap.add_argument("--reads", type=int, default=20_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--dir", default="/tmp")
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="bench-pyapi-", dir=a.dir)
+    try:
+        arch = os.path.join(work, "big.barecat")
+        src = os.path.join(work, "src.barecat")
+        build(arch, a.files)
+        build(src, a.merge_files)
+        rng = random.Random(1)
+        sample = rng.sample(paths(a.files), min(a.reads, a.files))
+
+        def with_reader(mod, f):
+            def run():
+                with mod.Barecat(arch) as bc:
+                    return f(bc)
+            return run
+
+        def merge(mod):
+            def run():
+                out = os.path.join(work, f"merged-{mod.__name__}.barecat")
+                with mod.Barecat(out, readonly=False, overwrite=True) as bc:
+                    bc.merge_from_other_barecat(src)
+                n = len(mod.Barecat(out))
+                for f in os.listdir(work):
+                    if f.startswith(f"merged-{mod.__name__}"):
+                        os.remove(os.path.join(work, f))
+                return n
+            return run
+
+        ops = {
+            "glob `**/*.txt` (recursive, every file)": lambda bc: len(
+                bc.index.glob_paths("**/*.txt", recursive=True)),
+            "glob `**/item_00001*.txt` (recursive)": lambda bc: len(
+                bc.index.glob_paths("**/item_00001*.txt", recursive=True)),
+            "glob `part_0[1-3]/class_0?5/*.txt`": lambda bc: len(
+                bc.glob("part_0[1-3]/class_0?5/*.txt")),
+            # Python also yields 'part_05/' (python/README.md): not counted.
+            "iterglob_paths `part_05/**` (recursive)": lambda bc: sum(
+                1 for p in bc.index.iterglob_paths("part_05/**", recursive=True)
+                if not p.endswith("/")),
+            "index.walk_names('')": lambda bc: sum(
+                len(f) for _, _, f in bc.index.walk_names("")),
+            "walk('') (Barecat.walk)": lambda bc: sum(len(f) for _, _, f in bc.walk("")),
+            f"bc[path], {len(sample)} random paths": lambda bc: sum(len(bc[p]) for p in sample),
+        }
+        results = []
+        for name, f in ops.items():
+            times = {"py": [], "rs": []}
+            for r in range(a.rounds):
+                order = [("py", barecat), ("rs", barecat_rs)]
+                if r % 2:
+                    order.reverse()
+                got = {}
+                for key, mod in order:
+                    t, got[key] = timed(with_reader(mod, f))
+                    times[key].append(t)
+                assert got["py"] == got["rs"], (name, got)
+            results.append((name, times))
+            print(name, {k: round(statistics.median(v), 4) for k, v in times.items()},
+                  flush=True)
+        times = {"py": [], "rs": []}
+        for r in range(a.rounds):
+            order = [("py", barecat), ("rs", barecat_rs)]
+            if r % 2:
+                order.reverse()
+            for key, mod in order:
+                t, n = timed(merge(mod))
+                assert n == a.merge_files
+                times[key].append(t)
+        results.append((f"merge_from_other_barecat, {a.merge_files} files", times))
+        print(f"{a.files} files, {a.rounds} rounds, medians")
+        print("| operation | Python barecat 0.3.1 | barecat_rs | ratio |")
+        print("|---|---:|---:|---:|")
+        for name, t in results:
+            py, rs = statistics.median(t["py"]), statistics.median(t["rs"])
+            print(f"| {name} | {py * 1000:.1f} ms | {rs * 1000:.1f} ms | {py / rs:.1f}× |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

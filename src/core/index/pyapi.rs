@@ -1,0 +1,230 @@
+//! Queries that only Python barecat's `Index` API asks (the binding's `bc.index`):
+//! SQLite `GLOB` filters over whole paths and the last file by address.
+
+use rusqlite::types::ValueRef;
+
+use super::{Index, DIR_COLS, FILE_COLS};
+use crate::core::entry::{Entry, FileInfo};
+use crate::core::error::{Result, SqlContext};
+use crate::core::glob::Glob;
+
+/// The smallest string greater than every string that starts with `prefix`, if
+/// it is one (no upper bound otherwise).
+fn upper_bound(prefix: &str) -> Option<String> {
+    let mut b = prefix.as_bytes().to_vec();
+    while let Some(last) = b.pop() {
+        if last < 0x7f {
+            b.push(last + 1);
+            return String::from_utf8(b).ok();
+        }
+    }
+    None
+}
+
+/// The `WHERE` condition of `rules` (sign, SQLite `GLOB` pattern), joined as Python
+/// barecat joins them: the first rule as it is, then `OR path GLOB p` for each
+/// further include and `AND path NOT GLOB p` for each further exclude, with SQL's
+/// precedence (`AND` before `OR`). Patterns are bound as parameters `?1`, `?2`, ...
+fn rule_condition(rules: &[(bool, String)]) -> String {
+    let mut cond = String::new();
+    for (i, (include, _)) in rules.iter().enumerate() {
+        let n = i + 1;
+        cond.push_str(match (i, include) {
+            (0, true) => "path GLOB ?",
+            (0, false) => "path NOT GLOB ?",
+            (_, true) => " OR path GLOB ?",
+            (_, false) => " AND path NOT GLOB ?",
+        });
+        cond.push_str(&n.to_string());
+    }
+    cond
+}
+
+/// A SQLite `GLOB` pattern that every path matching the Python glob `pattern`
+/// matches too (it may match more), or `None` where one is not known for sure.
+/// `*` and `?` cross `/` in a `GLOB`; a `**` segment becomes `*` and absorbs the
+/// `/` after it, so that it can match no segment; `[!...]` becomes `[^...]`.
+fn sqlite_prefilter(pattern: &str) -> Option<String> {
+    let mut out = String::with_capacity(pattern.len());
+    let parts: Vec<&str> = pattern.split('/').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        // `a/`, `/a`, `a//b`: how an empty segment matches is the glob's business.
+        return None;
+    }
+    for (k, part) in parts.iter().enumerate() {
+        if *part == "**" {
+            out.push('*');
+            continue;
+        }
+        let chars: Vec<char> = part.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            match chars[i] {
+                '[' => {
+                    let mut j = i + 1;
+                    let negate = chars.get(j) == Some(&'!');
+                    if negate {
+                        j += 1;
+                    }
+                    let start = j;
+                    if chars.get(j) == Some(&']') {
+                        j += 1;
+                    }
+                    let end = j + chars[j..].iter().position(|&c| c == ']')?;
+                    let members = &chars[start..end];
+                    // A range only between two letters or digits, in the same
+                    // order: the rules of both agree there.
+                    let odd_range = |k: usize| {
+                        k == 0
+                            || k + 1 == members.len()
+                            || !members[k - 1].is_ascii_alphanumeric()
+                            || !members[k + 1].is_ascii_alphanumeric()
+                            || members[k - 1] > members[k + 1]
+                    };
+                    if members.is_empty()
+                        || members.iter().enumerate().any(|(k, &c)| {
+                            matches!(c, '\\' | '^' | '[') || (c == '-' && odd_range(k))
+                        })
+                    {
+                        return None;
+                    }
+                    out.push('[');
+                    if negate {
+                        out.push('^');
+                    }
+                    out.extend(members);
+                    out.push(']');
+                    i = end + 1;
+                }
+                c => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        if k + 1 < parts.len() {
+            out.push('/');
+        }
+    }
+    Some(out)
+}
+
+impl Index {
+    /// Files, then directories (unless `only_files`), whose path passes `rules`
+    /// (see [`rule_condition`]; `*` crosses `/` in a `GLOB` and the root `''` can
+    /// match), each table in row order. No rule matches nothing.
+    pub fn raw_glob(&self, rules: &[(bool, String)], only_files: bool) -> Result<Vec<Entry>> {
+        let mut out = Vec::new();
+        if rules.is_empty() {
+            return Ok(out);
+        }
+        let cond = rule_condition(rules);
+        let params = rusqlite::params_from_iter(rules.iter().map(|(_, p)| p.as_str()));
+        let sql = format!("SELECT {FILE_COLS} FROM files WHERE {cond}");
+        out.extend(self.query_files(&sql, params)?.into_iter().map(Entry::File));
+        if !only_files {
+            let params = rusqlite::params_from_iter(rules.iter().map(|(_, p)| p.as_str()));
+            let sql = format!("SELECT {DIR_COLS} FROM dirs WHERE {cond}");
+            out.extend(self.query_dirs(&sql, params)?.into_iter().map(Entry::Dir));
+        }
+        Ok(out)
+    }
+
+    /// The file with the highest offset in the highest-numbered shard, if any.
+    pub fn last_file(&self) -> Result<Option<FileInfo>> {
+        Ok(self
+            .query_files(
+                &format!("SELECT {FILE_COLS} FROM files ORDER BY shard DESC, offset DESC LIMIT 1"),
+                [],
+            )?
+            .pop())
+    }
+
+    /// Paths of `table` (`"files"` or `"dirs"`) from `lo` up to (not including)
+    /// `hi`, sorted, read from the path index alone (no table row is visited).
+    /// With `filter`, only paths that match that SQLite `GLOB` pattern.
+    fn paths_in_range(
+        &self,
+        table: &str,
+        lo: &str,
+        hi: Option<&str>,
+        filter: Option<&str>,
+    ) -> Result<Vec<String>> {
+        let sql = format!(
+            "SELECT path FROM {table} WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) \
+             AND (?3 IS NULL OR path GLOB ?3) ORDER BY path"
+        );
+        let mut st = self.conn.prepare_cached(&sql).at(&self.path)?;
+        let mut rows = st.query(rusqlite::params![lo, hi, filter]).at(&self.path)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().at(&self.path)? {
+            if let ValueRef::Text(t) = r.get_ref(0).at(&self.path)? {
+                out.push(String::from_utf8_lossy(t).into_owned());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Paths of the directories and of the files below `dir` (the whole tree for
+    /// `''`, the root left out), each sorted by path, from the path indexes alone.
+    pub fn subtree_paths(&self, dir: &str) -> Result<(Vec<String>, Vec<String>)> {
+        let (lo, hi) = if dir.is_empty() {
+            (String::new(), None)
+        } else {
+            (format!("{dir}/"), Some(format!("{dir}0")))
+        };
+        let mut dirs = self.paths_in_range("dirs", &lo, hi.as_deref(), None)?;
+        dirs.retain(|p| !p.is_empty());
+        let files = self.paths_in_range("files", &lo, hi.as_deref(), None)?;
+        Ok((dirs, files))
+    }
+
+    /// Paths matching `glob` (the root never), each with whether it is a
+    /// directory, sorted by path: only the range of the pattern's literal prefix
+    /// is read, from the path indexes alone, and SQLite leaves out what cannot
+    /// match ([`sqlite_prefilter`]) before the exact match here.
+    pub fn glob_paths(&self, glob: &Glob, only_files: bool) -> Result<Vec<(String, bool)>> {
+        let prefix = glob.literal_prefix();
+        let hi = upper_bound(prefix);
+        let pre = sqlite_prefilter(glob.as_str());
+        let pre = pre.as_deref();
+        let mut out: Vec<(String, bool)> = self
+            .paths_in_range("files", prefix, hi.as_deref(), pre)?
+            .into_iter()
+            .filter(|p| glob.is_match(p))
+            .map(|p| (p, false))
+            .collect();
+        if !only_files {
+            out.extend(
+                self.paths_in_range("dirs", prefix, hi.as_deref(), pre)?
+                    .into_iter()
+                    .filter(|p| !p.is_empty() && glob.is_match(p))
+                    .map(|p| (p, true)),
+            );
+            out.sort();
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sqlite_prefilter;
+
+    #[test]
+    fn prefilters_overmatch_python_globs() {
+        assert_eq!(sqlite_prefilter("**/x*.txt").as_deref(), Some("*x*.txt"));
+        assert_eq!(sqlite_prefilter("a/**/b").as_deref(), Some("a/*b"));
+        assert_eq!(sqlite_prefilter("a/**").as_deref(), Some("a/*"));
+        assert_eq!(
+            sqlite_prefilter("p[!a]/c?5/*.t").as_deref(),
+            Some("p[^a]/c?5/*.t")
+        );
+        assert_eq!(sqlite_prefilter("[]]x").as_deref(), Some("[]]x"));
+        assert_eq!(sqlite_prefilter("x[1-3]").as_deref(), Some("x[1-3]"));
+        assert_eq!(sqlite_prefilter("x[3-1]"), None);
+        assert_eq!(sqlite_prefilter("x[-a]"), None);
+        assert_eq!(sqlite_prefilter("x[ab"), None);
+        assert_eq!(sqlite_prefilter("a/"), None);
+    }
+}
