@@ -30,7 +30,8 @@ from ._native import (
 )
 from .exceptions import *  # noqa: F401,F403
 from .exceptions import __all__ as _exceptions
-from ._barecat import Barecat, BarecatFileObject, Index, Order, SHARD_SIZE_UNLIMITED
+from ._barecat import Barecat, Index, Order, SHARD_SIZE_UNLIMITED
+from ._fileobj import BarecatFileObject, BarecatReadOnlyFileObject, BarecatReadWriteFileObject
 from ._records import Records
 
 FileInfo = BarecatFileInfo
@@ -52,6 +53,8 @@ __all__ = [
     "BarecatDirInfo",
     "BarecatFileInfo",
     "BarecatFileObject",
+    "BarecatReadOnlyFileObject",
+    "BarecatReadWriteFileObject",
     "DecodedView",
     "DirInfo",
     "FileInfo",

@@ -3,9 +3,13 @@
 from ._barecat import (
     SHARD_SIZE_UNLIMITED as SHARD_SIZE_UNLIMITED,
     Barecat as Barecat,
-    BarecatFileObject as BarecatFileObject,
     Index as Index,
     Order as Order,
+)
+from ._fileobj import (
+    BarecatFileObject as BarecatFileObject,
+    BarecatReadOnlyFileObject as BarecatReadOnlyFileObject,
+    BarecatReadWriteFileObject as BarecatReadWriteFileObject,
 )
 from ._native import (
     BarecatDirInfo as BarecatDirInfo,
@@ -41,6 +45,8 @@ __all__ = [
     "BarecatDirInfo",
     "BarecatFileInfo",
     "BarecatFileObject",
+    "BarecatReadOnlyFileObject",
+    "BarecatReadWriteFileObject",
     "DecodedView",
     "DirInfo",
     "FileInfo",

@@ -151,6 +151,20 @@ fn writer_file(w: &ArchiveWriter, path: &str) -> Result<LibFile, Error> {
     file_in(w.index(), path)
 }
 
+/// A spill file read from its start, whatever its descriptor's position.
+struct SpillReader {
+    file: File,
+    pos: u64,
+}
+
+impl std::io::Read for SpillReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::os::unix::fs::FileExt::read_at(&self.file, buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
 /// Lookups of `read_many` go in chunks of this many paths through one borrowed
 /// connection.
 const LOOKUP_CHUNK: usize = 256;
@@ -983,6 +997,105 @@ impl Archive {
         let w = writer(&mut g);
         w.rename(old_path, write_path(new_path), overwrite).py()?;
         w.commit().py()
+    }
+
+    /// Check that a file object may write `path`: the archive is writable, the path
+    /// may be stored, it is not a directory and no ancestor is a file. Returns the
+    /// normalized path and the file there, if any. Nothing is changed.
+    fn _fileobj_target(&self, path: &str) -> PyResult<(String, Option<FileInfo>)> {
+        let mut g = self.write_access("writing through a file object")?;
+        let w = writer(&mut g);
+        let p = bpath::check_member(write_path(path)).py()?;
+        let index = w.index();
+        if p.is_empty() || index.is_dir(&p).py()? {
+            return Err(to_py_attached(Error::IsADirectory(p)));
+        }
+        let file = index.file(&p).py()?;
+        if file.is_none() {
+            for a in bpath::ancestors(&p) {
+                if index.is_dir(a).py()? {
+                    break;
+                }
+                if index.is_file(a).py()? {
+                    return Err(to_py_attached(Error::NotADirectory(p.clone())));
+                }
+            }
+        }
+        Ok((p, file.map(FileInfo::from)))
+    }
+
+    /// Store the content of a closed file object at `path`: `data` (bytes-like), or
+    /// the whole file open as descriptor `fd` (a spill file). A new file is added
+    /// like `bc[path] = data`; an existing one (unless `exclusive`, then
+    /// `FileExistsBarecatError`) gets the new bytes appended and its row repointed
+    /// at them in the same transaction (its row id and metadata are kept), so the
+    /// old content stays readable until the index commits the new one.
+    #[pyo3(signature = (path, data=None, fd=None, exclusive=false))]
+    fn _fileobj_store(
+        &self,
+        path: &str,
+        data: Option<&Bound<'_, PyAny>>,
+        fd: Option<i32>,
+        exclusive: bool,
+    ) -> PyResult<FileInfo> {
+        let mut g = self.write_access("writing through a file object")?;
+        let w = writer(&mut g);
+        let p = bpath::check_member(write_path(path)).py()?;
+        let spill = match fd {
+            Some(fd) => {
+                // SAFETY: the caller keeps `fd` open for the duration of this call;
+                // it is duplicated, and only the duplicate is used.
+                let owned = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
+                    .try_clone_to_owned()
+                    .map_err(|e| to_py_attached(Error::io(&p, e)))?;
+                Some(File::from(owned))
+            }
+            None => None,
+        };
+        let existing = w.index().file_with_id(&p).py()?;
+        let Some((id, _)) = existing else {
+            return match (data, spill) {
+                (Some(d), _) => with_bytes(d, |b| w.add_file(&p, Meta::default(), b, None).py()),
+                (None, Some(f)) => {
+                    let size = f.metadata().map_err(|e| to_py_attached(Error::io(&p, e)))?.len();
+                    let mut r = SpillReader { file: f, pos: 0 };
+                    w.add_file_from_reader(&p, Meta::default(), size, &mut r).py()
+                }
+                (None, None) => w.add_file(&p, Meta::default(), b"", None).py(),
+            }
+            .map(FileInfo::from);
+        };
+        if exclusive {
+            return Err(to_py_attached(Error::FileExists(p)));
+        }
+        self.no_append_only("rewriting a file")?;
+        let mut pf = w.begin_rewrite(id).py()?;
+        let fed = match (data, spill) {
+            (Some(d), _) => with_bytes(d, |b| w.write_chunk(&mut pf, b).py()),
+            (None, Some(f)) => {
+                let mut buf = vec![0u8; 1 << 20];
+                let mut at = 0u64;
+                loop {
+                    match std::os::unix::fs::FileExt::read_at(&f, &mut buf, at) {
+                        Ok(0) => break Ok(()),
+                        Ok(n) => {
+                            if let Err(e) = w.write_chunk(&mut pf, &buf[..n]) {
+                                break Err(to_py_attached(e));
+                            }
+                            at += n as u64;
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => break Err(to_py_attached(Error::io(&p, e))),
+                    }
+                }
+            }
+            (None, None) => Ok(()),
+        };
+        if let Err(e) = fed {
+            w.abort_file(pf).py()?;
+            return Err(e);
+        }
+        w.finish_file(pf).py().map(FileInfo::from)
     }
 
     /// Make everything added so far durable (shard bytes first, then the index).

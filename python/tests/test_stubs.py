@@ -13,7 +13,7 @@ import barecat_rs
 import barecat_rs._native
 
 PKG = pathlib.Path(barecat_rs.__file__).parent
-MODULES = ["__init__", "_barecat", "_records", "_native", "codecs", "exceptions"]
+MODULES = ["__init__", "_barecat", "_fileobj", "_records", "_native", "codecs", "exceptions"]
 
 
 def stub_tree(module):
