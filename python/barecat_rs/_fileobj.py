@@ -101,6 +101,8 @@ def open_file(bc, item, mode="r", encoding=None, errors=None, newline=None):
         binary_mode = kind + ("+" if plus else "") + "b"
         raw = BarecatReadWriteFileObject._open(bc, path, kind, plus, binary_mode)
     if binary:
+        if raw.writable():
+            _track(bc, raw)
         return raw
     # A buffered layer between the text layer and the file object keeps reads and
     # writes at the right position when they alternate ('r+'), as with a real file.
@@ -110,7 +112,16 @@ def open_file(bc, item, mode="r", encoding=None, errors=None, newline=None):
         buffered = io.BufferedRandom(raw)
     else:
         buffered = io.BufferedWriter(raw)
-    return io.TextIOWrapper(buffered, encoding=encoding or "utf-8", errors=errors, newline=newline)
+    text = io.TextIOWrapper(buffered, encoding=encoding or "utf-8", errors=errors, newline=newline)
+    if raw.writable():
+        _track(bc, text)
+    return text
+
+
+def _track(bc, f):
+    """Remember an open writable file object of ``bc`` (weakly), to be closed by
+    ``close_all``."""
+    bc.__dict__.setdefault("_open_fileobjs", weakref.WeakSet()).add(f)
 
 
 def close_all(bc):
@@ -370,8 +381,6 @@ class BarecatReadWriteFileObject(BarecatFileObject):
             # an existing file even when nothing is written.
             changed=info is None or kind == "w",
         )
-        live = bc.__dict__.setdefault("_open_fileobjs", weakref.WeakSet())
-        live.add(f)
         return f
 
     # ------------------------------------------------------------ attributes
@@ -512,9 +521,6 @@ class BarecatReadWriteFileObject(BarecatFileObject):
                 self._store()
         finally:
             self._release()
-            live = self._bc.__dict__.get("_open_fileobjs")
-            if live is not None:
-                live.discard(self)
             super().close()
 
     def _store(self):

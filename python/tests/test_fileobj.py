@@ -78,8 +78,8 @@ CATEGORIES = [
     ("IsADirectory", ("IsADirectoryBarecatError", "IsADirectoryError")),
     ("NotADirectory", ("NotADirectoryBarecatError", "NotADirectoryError")),
     ("Unsupported", ("UnsupportedOperation",)),
-    ("Permission", ("BarecatPermissionError", "PermissionError")),
     ("Value", ("ValueError",)),
+    ("Permission", ("BarecatPermissionError", "PermissionError")),
     ("Type", ("TypeError",)),
 ]
 
@@ -235,9 +235,9 @@ def test_write_modes_on_a_read_only_archive(tmp_path, mode, path):
 
 def test_classes_and_isinstance_like_python(tmp_path):
     barecat = python_barecat()
-    ours, theirs = make_pair(tmp_path)
-    for mode in BINARY_MODES:
-        path = "fresh.bin" if mode.startswith("x") else "e.bin"
+    ours, theirs = make_pair(tmp_path, {f"e{i}": b"0123456789" for i in range(8)})
+    for i, mode in enumerate(BINARY_MODES):
+        path = "fresh.bin" if mode.startswith("x") else f"e{i}"
         o, t = ours.open(path, mode), theirs.open(path, mode)
         for ours_cls, their_cls in [
             (BarecatFileObject, barecat.io.fileobj.BarecatFileObject),
@@ -299,8 +299,10 @@ def test_reads_readline_readinto_sendfile(tmp_path):
         assert o.readline() == t.readline() == b""
         o.seek(2)
         t.seek(2)
-        a, b = bytearray(5), bytearray(5)
-        assert o.readinto(a) == t.readinto(b) == 5 and a == b
+        a = bytearray(5)
+        # (Python barecat's read-only readinto returns 5 but fills a copy; its
+        # read-write file object has no readinto.)
+        assert o.readinto(a) == 5 and a == b"ne on"
         o.seek(0)
         assert list(o) == [b"line one\n", b"line two\n", b"last"]
         o.close()
@@ -339,8 +341,8 @@ def test_text_modes_with_encoding_errors_newline(tmp_path):
             f.write("c")
     assert ours["t/latin.txt"] == theirs["t/latin.txt"] == "héllo\nwörld\n".encode("latin-1")
     assert ours["t/crlf.txt"] == theirs["t/crlf.txt"] == b"a\r\nb\r\nc"
-    # Reading then writing in 'r+' writes where the text was read up to, as a real
-    # file does (Python barecat writes at the end of the chunk it read ahead).
+    # Reading then writing in 'r+': after the chunk the text layer read ahead, as
+    # with a real file.
     with ours.open("e.bin", "r+") as f:
         assert f.read(3) == "012"
         f.write("ab")
@@ -349,7 +351,7 @@ def test_text_modes_with_encoding_errors_newline(tmp_path):
     with open(real, "r+") as f:
         f.read(3)
         f.write("ab")
-    assert ours["e.bin"] == real.read_bytes() == b"012ab56789"
+    assert ours["e.bin"] == real.read_bytes()
     ours.close()
     theirs.close()
     assert python_verify(tmp_path / "ours.barecat")
@@ -584,36 +586,61 @@ def run_sessions(open_, sessions, read_all):
 
 def python_bug_in(sessions, initial):
     """Whether a sequence meets a known bug of Python barecat 0.3.1 (then its
-    result is not compared): 'w' of an existing file without a write keeps the old
-    content; bytes cut off by a shrinking truncate come back when the file grows
-    again within its original extent; a read past the end after a truncate."""
-    exists = {p: len(d) for p, d in initial.items()}
+    results are not compared with ours; ours are still compared with real files):
+
+    * 'w' of an existing file without a write keeps the old content;
+    * growing an existing non-empty file ('r+', 'a', 'a+') can point its row
+      past the end of the shard (a corrupt archive);
+    * a read at a position past the end moves the position back to the end;
+    * bytes cut off by a shrinking truncate come back when the file grows again
+      over them (they are still in the shard).
+
+    Sizes and positions are followed with the semantics of a real file."""
+    sizes = {p: len(d) for p, d in initial.items()}
     for path, mode, ops in sessions:
-        kind = mode[0]
-        if kind == "x" and path in exists:
-            continue
-        if kind == "r" and path not in exists:
-            continue
-        original = exists.get(path, 0) if kind in "ra" else 0
-        if kind == "w" and path in exists and not any(
-            o[0] in ("write", "truncate") for o in ops
-        ):
-            return True
-        shrunk = False
-        for o in ops:
-            if o[0] == "truncate":
-                # The size after it is unknown here without simulating; any
-                # truncate below the original size counts.
-                if o[1] is None or o[1] < original:
-                    shrunk = True
-            elif o[0] == "write" and shrunk and o[1]:
-                return True
-            elif o[0] == "truncate" and shrunk:
-                return True
-            if o[0] == "seek" and o[2] != 0:
-                # Relative seeks may pass the end: a read there misbehaves.
-                pass
-        exists[path] = None
+        kind, plus = mode[0], "+" in mode
+        if (kind == "x" and path in sizes) or (kind == "r" and path not in sizes):
+            continue  # the open fails
+        original = sizes.get(path, 0) if kind in "ra" else 0
+        size, pos, low = original, original if kind == "a" else 0, original
+        dirty = False
+        for name, *args in ops:
+            writable = kind != "r" or plus
+            if name == "write" and writable and args[0]:
+                dirty = True
+                if kind == "a":
+                    pos = size
+                end = pos + len(args[0])
+                if end > low and low < original:
+                    return True  # stale bytes come back
+                if end > original > 0:
+                    return True  # an existing file grown: a row past the shard
+                pos = end
+                size = max(size, pos)
+            elif name == "truncate" and writable:
+                n = pos if args[0] is None else args[0]
+                if n == size:
+                    continue
+                dirty = True
+                if n > low and low < original:
+                    return True
+                if n > original > 0:
+                    return True
+                size = n
+                low = min(low, n)
+            elif name == "seek":
+                offset, whence = args
+                new = [offset, pos + offset, size + offset][whence]
+                if new >= 0:
+                    pos = new
+            elif name == "read" and (kind == "r" or plus):
+                if pos > size:
+                    return True  # the position moves back
+                n = size - pos if args[0] < 0 else min(args[0], size - pos)
+                pos += n
+        if kind == "w" and sizes.get(path) and not dirty:
+            return True  # the old content stays
+        sizes[path] = size
     return False
 
 
@@ -623,8 +650,9 @@ def test_random_sequences_match_python_barecat_and_real_files(tmp_path_factory):
     from hypothesis import HealthCheck, given, settings
 
     initial = {"e.bin": b"0123456789", "d/f.txt": b"line one\nline two\n"}
+    compared = [0, 0]  # examples compared with Python barecat, all examples
 
-    @settings(max_examples=80, deadline=None,
+    @settings(max_examples=80, deadline=None, database=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(_strategies())
     def check(sessions):
@@ -643,14 +671,18 @@ def test_random_sequences_match_python_barecat_and_real_files(tmp_path_factory):
         ours.close()
         theirs.close()
         got = contents_by_python(tmp / "ours.barecat")
-        their = contents_by_ours(tmp / "theirs.barecat")
         # Real files: every step and the final contents (modulo exception types
         # that only an archive has).
         assert got_log == want_log
         assert got == want
+        compared[1] += 1
         if not python_bug_in(sessions, initial):
+            compared[0] += 1
             assert got_log == their_log
-            assert got == their
+            assert got == contents_by_ours(tmp / "theirs.barecat")
         assert python_verify(tmp / "ours.barecat")
 
     check()
+    # Most sequences meet none of Python barecat's bugs: the comparison with it is
+    # not vacuous.
+    assert compared[0] >= compared[1] // 3, compared
