@@ -18,7 +18,6 @@ otherwise), as Python barecat does.
 import io
 import os
 import tempfile
-import weakref
 
 from ._native import BarecatFileInfo
 from .exceptions import (
@@ -102,7 +101,7 @@ def open_file(bc, item, mode="r", encoding=None, errors=None, newline=None):
         raw = BarecatReadWriteFileObject._open(bc, path, kind, plus, binary_mode)
     if binary:
         if raw.writable():
-            _track(bc, raw)
+            _track(bc, raw, raw)
         return raw
     # A buffered layer between the text layer and the file object keeps reads and
     # writes at the right position when they alternate ('r+'), as with a real file.
@@ -114,14 +113,15 @@ def open_file(bc, item, mode="r", encoding=None, errors=None, newline=None):
         buffered = io.BufferedWriter(raw)
     text = io.TextIOWrapper(buffered, encoding=encoding or "utf-8", errors=errors, newline=newline)
     if raw.writable():
-        _track(bc, text)
+        _track(bc, raw, text)
     return text
 
 
-def _track(bc, f):
-    """Remember an open writable file object of ``bc`` (weakly), to be closed by
-    ``close_all``."""
-    bc.__dict__.setdefault("_open_fileobjs", weakref.WeakSet()).add(f)
+def _track(bc, raw, f):
+    """Remember an open writable file object ``f`` of ``bc`` (``raw`` itself, or the
+    text layer over it) until ``raw`` is closed, for ``close_all``."""
+    bc.__dict__.setdefault("_open_fileobjs", {})[id(raw)] = f
+    raw._tracked = True
 
 
 def close_all(bc):
@@ -132,7 +132,7 @@ def close_all(bc):
     if not live:
         return
     first = None
-    for f in list(live):
+    for f in list(live.values()):
         try:
             f.close()
         except Exception as e:  # noqa: BLE001 - re-raised below
@@ -339,6 +339,7 @@ class BarecatReadWriteFileObject(BarecatFileObject):
         self._append = append
         self._exclusive = exclusive
         self._dirty = changed
+        self._tracked = False
         if append:
             self._pos = self._size
 
@@ -521,6 +522,8 @@ class BarecatReadWriteFileObject(BarecatFileObject):
                 self._store()
         finally:
             self._release()
+            if self._tracked:
+                self._bc.__dict__.get("_open_fileobjs", {}).pop(id(self), None)
             super().close()
 
     def _store(self):
