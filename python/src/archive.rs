@@ -1057,9 +1057,13 @@ impl Archive {
             return match (data, spill) {
                 (Some(d), _) => with_bytes(d, |b| w.add_file(&p, Meta::default(), b, None).py()),
                 (None, Some(f)) => {
-                    let size = f.metadata().map_err(|e| to_py_attached(Error::io(&p, e)))?.len();
+                    let size = f
+                        .metadata()
+                        .map_err(|e| to_py_attached(Error::io(&p, e)))?
+                        .len();
                     let mut r = SpillReader { file: f, pos: 0 };
-                    w.add_file_from_reader(&p, Meta::default(), size, &mut r).py()
+                    w.add_file_from_reader(&p, Meta::default(), size, &mut r)
+                        .py()
                 }
                 (None, None) => w.add_file(&p, Meta::default(), b"", None).py(),
             }
