@@ -46,9 +46,19 @@ class _Size(int):
         return int(self)
 
 
+_MODES = {}
+
+
 def _parse_mode(mode):
     """``(kind, plus, binary)`` of a mode string, with the checks of ``open``:
     ``kind`` is one of ``'r'``, ``'w'``, ``'x'``, ``'a'``."""
+    parsed = _MODES.get(mode) if isinstance(mode, str) else None
+    if parsed is None:
+        parsed = _MODES[mode] = _check_mode(mode)
+    return parsed
+
+
+def _check_mode(mode):
     if not isinstance(mode, str):
         raise TypeError(f"open() argument 'mode' must be str, not {type(mode).__name__}")
     chars = set(mode)
@@ -103,8 +113,7 @@ def open_file(bc, item, mode="r", encoding=None, errors=None, newline=None):
         if raw.writable():
             _track(bc, raw, raw)
         return raw
-    # A buffered layer between the text layer and the file object keeps reads and
-    # writes at the right position when they alternate ('r+'), as with a real file.
+    # The layers of a file of the file system: text over buffered over raw.
     if kind == "r" and not plus:
         buffered = io.BufferedReader(raw)
     elif plus:
