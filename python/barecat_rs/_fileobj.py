@@ -35,6 +35,18 @@ SPILL_LIMIT = 64 << 20
 #: Chunk size of ``readline`` and of copies into a spill file.
 _CHUNK = 1 << 20
 
+#: Writes of at least this many bytes to a file written from start to end are kept
+#: as they are until the file is stored; smaller ones are gathered.
+_PIECE = 64 << 10
+
+
+def _pwrite_all(fd, data, pos):
+    view = memoryview(data)
+    while view:
+        n = os.pwrite(fd, view, pos)
+        view = view[n:]
+        pos += n
+
 
 class _Size(int):
     """A file object's size: an ``int`` (``f.size``, as Python barecat's attribute)
@@ -343,6 +355,10 @@ class BarecatReadWriteFileObject(BarecatFileObject):
         self._size = base.size if base is not None else 0
         self._orig_size = self._size
         self._buf = None  # the content when held in memory
+        # The content of a new or emptied file written from start to end: pieces
+        # (large writes kept as they are, small ones gathered), joined only when
+        # something else than appending is done.
+        self._chunks = None
         self._spill = None  # the content when held in a temporary file
         self._readable = readable
         self._append = append
@@ -428,6 +444,8 @@ class BarecatReadWriteFileObject(BarecatFileObject):
         n = min(n, self._size - pos)
         if n <= 0:
             return b""
+        if self._chunks is not None:
+            self._join()
         if self._buf is not None:
             return bytes(self._buf[pos : pos + n])
         if self._spill is not None:
@@ -436,6 +454,8 @@ class BarecatReadWriteFileObject(BarecatFileObject):
 
     def _load(self):
         """Bring the content into memory (or a spill file) before changing it."""
+        if self._chunks is not None:
+            self._join()
         if self._buf is not None or self._spill is not None:
             return
         base = self._base
@@ -458,8 +478,32 @@ class BarecatReadWriteFileObject(BarecatFileObject):
 
     def _to_spill(self):
         self._new_spill()
-        os.pwrite(self._spill.fileno(), self._buf, 0)
+        _pwrite_all(self._spill.fileno(), self._buf, 0)
         self._buf = None
+
+    def _join(self):
+        """The pieces of a file written from start to end, joined into one buffer."""
+        self._buf = bytearray().join(self._chunks)
+        self._chunks = None
+
+    def _append_piece(self, data, mv):
+        chunks = self._chunks
+        if chunks is None:
+            chunks = self._chunks = []
+        if len(mv) >= _PIECE:
+            # Kept as it is when immutable (no copy), else copied.
+            chunks.append(data if type(data) is bytes else mv.tobytes())
+        elif chunks and type(chunks[-1]) is bytearray:
+            chunks[-1] += mv
+        else:
+            chunks.append(bytearray(mv))
+        if self._size + len(mv) > SPILL_LIMIT:
+            self._new_spill()
+            fd, at = self._spill.fileno(), 0
+            for piece in chunks:
+                _pwrite_all(fd, piece, at)
+                at += len(piece)
+            self._chunks = None
 
     def write(self, data):
         self._check()
@@ -469,8 +513,18 @@ class BarecatReadWriteFileObject(BarecatFileObject):
             return 0
         if self._append:
             self._pos = self._size
-        self._load()
         pos = self._pos
+        if (
+            pos == self._size
+            and self._buf is None
+            and self._spill is None
+            and (self._chunks is not None or self._base is None or self._base.size == 0)
+        ):
+            self._append_piece(data, mv)
+            self._pos = self._size = pos + n
+            self._dirty = True
+            return n
+        self._load()
         buf = self._buf
         if buf is not None:
             have = len(buf)
@@ -484,10 +538,7 @@ class BarecatReadWriteFileObject(BarecatFileObject):
             if len(buf) > SPILL_LIMIT:
                 self._to_spill()
         else:
-            fd = self._spill.fileno()
-            done = 0
-            while done < n:
-                done += os.pwrite(fd, mv[done:], pos + done)
+            _pwrite_all(self._spill.fileno(), mv, pos)
         self._pos = pos + n
         if self._pos > self._size:
             self._size = self._pos
@@ -539,12 +590,17 @@ class BarecatReadWriteFileObject(BarecatFileObject):
         bc = self._bc
         if self._spill is not None:
             bc._fileobj_store(self._path, fd=self._spill.fileno(), exclusive=self._exclusive)
+        elif self._chunks is not None:
+            chunks = self._chunks
+            data = chunks[0] if len(chunks) == 1 else chunks
+            bc._fileobj_store(self._path, data=data, exclusive=self._exclusive)
         else:
             data = self._buf if self._buf is not None else b""
             bc._fileobj_store(self._path, data=data, exclusive=self._exclusive)
 
     def _release(self):
         self._buf = None
+        self._chunks = None
         if self._spill is not None:
             self._spill.close()
             self._spill = None

@@ -151,20 +151,6 @@ fn writer_file(w: &ArchiveWriter, path: &str) -> Result<LibFile, Error> {
     file_in(w.index(), path)
 }
 
-/// A spill file read from its start, whatever its descriptor's position.
-struct SpillReader {
-    file: File,
-    pos: u64,
-}
-
-impl std::io::Read for SpillReader {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = std::os::unix::fs::FileExt::read_at(&self.file, buf, self.pos)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
 /// Lookups of `read_many` go in chunks of this many paths through one borrowed
 /// connection.
 const LOOKUP_CHUNK: usize = 256;
@@ -1024,8 +1010,9 @@ impl Archive {
         Ok((p, file.map(FileInfo::from)))
     }
 
-    /// Store the content of a closed file object at `path`: `data` (bytes-like), or
-    /// the whole file open as descriptor `fd` (a spill file). A new file is added
+    /// Store the content of a closed file object at `path`: `data` (bytes-like, or
+    /// a list of bytes-like pieces to be joined), or the whole file open as
+    /// descriptor `fd` (a spill file). A new file is added
     /// like `bc[path] = data`; an existing one (unless `exclusive`, then
     /// `FileExistsBarecatError`) gets the new bytes appended and its row repointed
     /// at them in the same transaction (its row id and metadata are kept), so the
@@ -1052,35 +1039,50 @@ impl Archive {
             }
             None => None,
         };
+        let chunks = match data {
+            Some(d) if d.is_instance_of::<PyList>() => Some(d.cast::<PyList>()?.clone()),
+            _ => None,
+        };
         let existing = w.index().file_with_id(&p).py()?;
-        let Some((id, _)) = existing else {
-            return match (data, spill) {
-                (Some(d), _) => with_bytes(d, |b| w.add_file(&p, Meta::default(), b, None).py()),
-                (None, Some(f)) => {
-                    let size = f
+        let mut pf = match existing {
+            None => {
+                let size = match (data, &chunks, &spill) {
+                    (_, Some(list), _) => {
+                        let mut total = 0u64;
+                        for item in list.iter() {
+                            total += with_bytes(&item, |b| Ok(b.len() as u64))?;
+                        }
+                        total
+                    }
+                    // One buffer: added whole, gathered with its neighbours.
+                    (Some(d), None, _) => {
+                        return with_bytes(d, |b| w.add_file(&p, Meta::default(), b, None).py())
+                            .map(FileInfo::from);
+                    }
+                    (None, None, Some(f)) => f
                         .metadata()
                         .map_err(|e| to_py_attached(Error::io(&p, e)))?
-                        .len();
-                    let mut r = SpillReader { file: f, pos: 0 };
-                    w.add_file_from_reader(&p, Meta::default(), size, &mut r)
-                        .py()
-                }
-                (None, None) => w.add_file(&p, Meta::default(), b"", None).py(),
+                        .len(),
+                    (None, None, None) => 0,
+                };
+                w.begin_file(&p, Meta::default(), size).py()?
             }
-            .map(FileInfo::from);
+            Some(_) if exclusive => return Err(to_py_attached(Error::FileExists(p))),
+            Some((id, _)) => {
+                self.no_append_only("rewriting a file")?;
+                w.begin_rewrite(id).py()?
+            }
         };
-        if exclusive {
-            return Err(to_py_attached(Error::FileExists(p)));
-        }
-        self.no_append_only("rewriting a file")?;
-        let mut pf = w.begin_rewrite(id).py()?;
-        let fed = match (data, spill) {
-            (Some(d), _) => with_bytes(d, |b| w.write_chunk(&mut pf, b).py()),
-            (None, Some(f)) => {
+        let fed = match (data, &chunks, &spill) {
+            (_, Some(list), _) => list
+                .iter()
+                .try_for_each(|item| with_bytes(&item, |b| w.write_chunk(&mut pf, b).py())),
+            (Some(d), None, _) => with_bytes(d, |b| w.write_chunk(&mut pf, b).py()),
+            (None, None, Some(f)) => {
                 let mut buf = vec![0u8; 1 << 20];
                 let mut at = 0u64;
                 loop {
-                    match std::os::unix::fs::FileExt::read_at(&f, &mut buf, at) {
+                    match std::os::unix::fs::FileExt::read_at(f, &mut buf, at) {
                         Ok(0) => break Ok(()),
                         Ok(n) => {
                             if let Err(e) = w.write_chunk(&mut pf, &buf[..n]) {
@@ -1093,7 +1095,7 @@ impl Archive {
                     }
                 }
             }
-            (None, None) => Ok(()),
+            (None, None, None) => Ok(()),
         };
         if let Err(e) = fed {
             w.abort_file(pf).py()?;

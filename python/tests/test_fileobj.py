@@ -423,6 +423,34 @@ def test_large_writes_spill_to_a_temporary_file(tmp_path, monkeypatch):
     assert not [p for p in os.listdir(tmp_path) if p.startswith("tmp")]
 
 
+def test_sequential_writes_large_and_small_pieces(tmp_path):
+    """Writes from start to end are kept as pieces until stored: large ones as
+    they are (a bytearray is copied: changing it afterwards changes nothing),
+    small ones gathered; anything else joins them first."""
+    big = os.urandom(200_000)
+    with Barecat(tmp_path / "a.barecat", readonly=False) as bc:
+        bc["old"] = b"previous content"
+        for path, mode in [("new.bin", "wb"), ("old", "wb"), ("w+.bin", "w+b")]:
+            mutable = bytearray(big)
+            with bc.open(path, mode) as f:
+                f.write(b"head")
+                f.write(mutable)
+                mutable[:4] = b"XXXX"
+                f.write(b"a")
+                f.write(b"b")
+                f.write(memoryview(big)[:70_000])
+                if "+" in mode:
+                    f.seek(0)
+                    assert f.read(5) == b"head" + big[:1]
+                    f.seek(0, io.SEEK_END)
+                f.write(b"tail")
+            assert bc[path] == b"head" + big + b"ab" + big[:70_000] + b"tail", (path, mode)
+        with bc.open("one.bin", "xb") as f:
+            f.write(big)
+        assert bc["one.bin"] == big
+    assert python_verify(tmp_path / "a.barecat")
+
+
 def test_bad_modes_paths_and_closed_files(tmp_path):
     with Barecat(tmp_path / "a.barecat", readonly=False) as bc:
         bc["e.bin"] = b"0123456789"
