@@ -2,7 +2,6 @@
 barecat's API that are naturally Python (iteration, walking, file objects, the
 ``index`` namespace, pickling)."""
 
-import io
 import os
 from collections.abc import MutableMapping
 from contextlib import contextmanager
