@@ -673,6 +673,10 @@ def test_random_sequences_match_python_barecat_and_real_files(tmp_path_factory):
     need("hypothesis")
     barecat = python_barecat()
     from hypothesis import HealthCheck, given, settings
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    # Its caches go to the test's temporary directory, not the working tree.
+    set_hypothesis_home_dir(str(tmp_path_factory.getbasetemp() / "hypothesis"))
 
     initial = {"e.bin": b"0123456789", "d/f.txt": b"line one\nline two\n"}
     compared = [0, 0]  # examples compared with Python barecat, all examples
