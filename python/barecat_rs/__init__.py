@@ -28,7 +28,8 @@ from ._native import (
 )
 from .exceptions import *  # noqa: F401,F403
 from .exceptions import __all__ as _exceptions
-from ._barecat import Barecat, BarecatFileObject, Order, SHARD_SIZE_UNLIMITED
+from ._barecat import Barecat, Order, SHARD_SIZE_UNLIMITED
+from ._fileobj import BarecatFileObject, BarecatReadOnlyFileObject, BarecatReadWriteFileObject
 from ._index import Index
 from ._api import (
     Sharder,
@@ -68,6 +69,8 @@ __all__ = [
     "BarecatEntryInfo",
     "BarecatFileInfo",
     "BarecatFileObject",
+    "BarecatReadOnlyFileObject",
+    "BarecatReadWriteFileObject",
     "DecodedView",
     "DirInfo",
     "FileInfo",

@@ -3,8 +3,12 @@
 from ._barecat import (
     SHARD_SIZE_UNLIMITED as SHARD_SIZE_UNLIMITED,
     Barecat as Barecat,
-    BarecatFileObject as BarecatFileObject,
     Order as Order,
+)
+from ._fileobj import (
+    BarecatFileObject as BarecatFileObject,
+    BarecatReadOnlyFileObject as BarecatReadOnlyFileObject,
+    BarecatReadWriteFileObject as BarecatReadWriteFileObject,
 )
 from ._index import Index as Index
 from ._api import (
@@ -36,6 +40,7 @@ from .exceptions import (
     BarecatIntegrityError as BarecatIntegrityError,
     BarecatLockedError as BarecatLockedError,
     BarecatPermissionError as BarecatPermissionError,
+    BarecatReadOnlyError as BarecatReadOnlyError,
     BarecatValueError as BarecatValueError,
     DirectoryNotEmptyBarecatError as DirectoryNotEmptyBarecatError,
     FileExistsBarecatError as FileExistsBarecatError,
@@ -56,6 +61,8 @@ __all__ = [
     "BarecatEntryInfo",
     "BarecatFileInfo",
     "BarecatFileObject",
+    "BarecatReadOnlyFileObject",
+    "BarecatReadWriteFileObject",
     "DecodedView",
     "DirInfo",
     "FileInfo",
@@ -83,6 +90,7 @@ __all__ = [
     "BarecatIntegrityError",
     "BarecatLockedError",
     "BarecatPermissionError",
+    "BarecatReadOnlyError",
     "BarecatValueError",
     "DirectoryNotEmptyBarecatError",
     "FileExistsBarecatError",

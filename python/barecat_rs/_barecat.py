@@ -2,12 +2,13 @@
 barecat's API that are naturally Python (iteration, walking, file objects, the
 ``index`` namespace, pickling)."""
 
-import io
 import os
 from collections.abc import MutableMapping
 from contextlib import contextmanager
 from enum import Flag, auto
 
+from . import _fileobj
+from ._fileobj import BarecatFileObject  # noqa: F401 - kept importable from here
 from ._native import BarecatDirInfo, BarecatFileInfo, _Archive
 from .exceptions import FileNotFoundBarecatError
 from ._maint import BarecatMaintenance
@@ -110,21 +111,18 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping):
     # ------------------------------------------------------------ file system
 
     def open(self, item, mode="r", encoding=None, errors=None, newline=None):
-        """A read-only file object for a file of the archive: binary
-        (``BarecatFileObject``: read, readinto, seek, tell) with mode ``'rb'``,
-        text (``io.TextIOWrapper``) with ``'r'``, as in Python barecat."""
-        if mode.replace("t", "").replace("b", "") != "r":
-            raise ValueError(f"unsupported mode {mode!r}: barecat_rs opens files for reading only")
-        if isinstance(item, BarecatFileInfo) and item.size is not None:
-            info = item
-        else:
-            info = self._file_info(item.path if isinstance(item, BarecatFileInfo) else item)
-        raw = BarecatFileObject(self, info)
-        if "b" in mode:
-            return raw
-        return io.TextIOWrapper(
-            io.BufferedReader(raw), encoding=encoding or "utf-8", errors=errors, newline=newline
-        )
+        """A file object for a file of the archive, in any mode of Python's
+        ``open`` (``r``, ``r+``, ``w``, ``w+``, ``x``, ``x+``, ``a``, ``a+``; binary
+        with ``b``, else text): see ``barecat_rs._fileobj``."""
+        return _fileobj.open_file(self, item, mode, encoding, errors, newline)
+
+    def close(self):
+        """Close the file objects still open for writing (storing their content),
+        then commit and close the archive."""
+        try:
+            _fileobj.close_all(self)
+        finally:
+            super().close()
 
     def _file_info(self, path):
         info = self._info(path)
@@ -208,74 +206,3 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping):
 
             ix = self.__dict__["_index"] = FullIndex(self)
         return ix
-
-
-class BarecatFileObject(io.RawIOBase):
-    """A read-only, seekable binary file object for one file of an archive."""
-
-    def __init__(self, bc, info):
-        super().__init__()
-        self._bc = bc
-        self._info = info
-        self._pos = 0
-
-    @property
-    def name(self):
-        return self._info.path
-
-    @property
-    def mode(self):
-        return "rb"
-
-    @property
-    def size(self):
-        return self._info.size
-
-    def readable(self):
-        return True
-
-    def seekable(self):
-        return True
-
-    def writable(self):
-        return False
-
-    def readinto(self, buffer):
-        self._check()
-        n = self._bc.readinto(self._info, buffer, self._pos)
-        self._pos += n
-        return n
-
-    def read(self, size=-1):
-        self._check()
-        if size is None or size < 0:
-            size = max(0, self._info.size - self._pos)
-        data = self._bc.read(self._info, self._pos, size)
-        self._pos += len(data)
-        return data
-
-    def readall(self):
-        return self.read(-1)
-
-    def seek(self, offset, whence=io.SEEK_SET):
-        self._check()
-        if whence == io.SEEK_SET:
-            pos = offset
-        elif whence == io.SEEK_CUR:
-            pos = self._pos + offset
-        elif whence == io.SEEK_END:
-            pos = self._info.size + offset
-        else:
-            raise ValueError(f"invalid whence ({whence})")
-        if pos < 0:
-            raise ValueError(f"negative seek position {pos}")
-        self._pos = pos
-        return pos
-
-    def tell(self):
-        self._check()
-        return self._pos
-
-    def _check(self):
-        if self.closed:
-            raise ValueError("I/O operation on closed file")

@@ -7,6 +7,7 @@ from typing import Any, IO, Literal, overload
 
 from typing_extensions import Buffer, Self
 
+from ._fileobj import BarecatFileObject as BarecatFileObject, BarecatReadWriteFileObject
 from ._index import Index
 from ._maint import BarecatMaintenance
 from ._native import BarecatDirInfo, BarecatFileInfo, _Archive
@@ -42,8 +43,8 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping[str, bytes]):
     @overload
     def open(
         self,
-        item: str | BarecatFileInfo,
-        mode: Literal["r", "rt"] = "r",
+        item: str | os.PathLike[str] | BarecatFileInfo,
+        mode: Literal["r", "rt", "tr"] = "r",
         encoding: str | None = None,
         errors: str | None = None,
         newline: str | None = None,
@@ -51,12 +52,31 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping[str, bytes]):
     @overload
     def open(
         self,
-        item: str | BarecatFileInfo,
+        item: str | os.PathLike[str] | BarecatFileInfo,
         mode: Literal["rb", "br"],
+        encoding: None = None,
+        errors: None = None,
+        newline: None = None,
+    ) -> BarecatFileObject: ...
+    @overload
+    def open(
+        self,
+        item: str | os.PathLike[str] | BarecatFileInfo,
+        mode: Literal["r+b", "rb+", "wb", "w+b", "wb+", "xb", "x+b", "xb+", "ab", "a+b", "ab+"],
+        encoding: None = None,
+        errors: None = None,
+        newline: None = None,
+    ) -> BarecatReadWriteFileObject: ...
+    @overload
+    def open(
+        self,
+        item: str | os.PathLike[str] | BarecatFileInfo,
+        mode: str,
         encoding: str | None = None,
         errors: str | None = None,
         newline: str | None = None,
-    ) -> BarecatFileObject: ...
+    ) -> io.TextIOWrapper | BarecatFileObject: ...
+    def close(self) -> None: ...
     def _file_info(self, path: str) -> BarecatFileInfo: ...
     def walk(self, path: str = "") -> Iterator[tuple[str, list[str], list[str]]]: ...
     def scandir(self, path: str = "") -> Iterator[BarecatDirInfo | BarecatFileInfo]: ...
@@ -79,22 +99,3 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping[str, bytes]):
     @property
     def index(self) -> Index: ...
 
-class BarecatFileObject(io.RawIOBase):
-    """A read-only, seekable binary file object for one file of an archive."""
-
-    def __init__(self, bc: Barecat, info: BarecatFileInfo) -> None: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def mode(self) -> str: ...
-    @property
-    def size(self) -> int: ...
-    def readable(self) -> bool: ...
-    def seekable(self) -> bool: ...
-    def writable(self) -> bool: ...
-    def readinto(self, buffer: Buffer) -> int: ...
-    def read(self, size: int | None = -1) -> bytes: ...
-    def readall(self) -> bytes: ...
-    def seek(self, offset: int, whence: int = 0) -> int: ...
-    def tell(self) -> int: ...
-    def _check(self) -> None: ...

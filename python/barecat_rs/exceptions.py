@@ -55,6 +55,11 @@ class BarecatPermissionError(BarecatError, PermissionError):
     symlinked shard."""
 
 
+class BarecatReadOnlyError(BarecatPermissionError, ValueError):
+    """Opening a file for writing in an archive opened read-only. Also a
+    ``ValueError``, which is what Python barecat raises there."""
+
+
 class BarecatLockedError(BarecatError, BlockingIOError):
     """Another process is writing the archive."""
 

@@ -980,6 +980,125 @@ impl Archive {
         w.commit().py()
     }
 
+    /// Check that a file object may write `path`: the archive is writable, the path
+    /// may be stored, it is not a directory and no ancestor is a file. Returns the
+    /// normalized path and the file there, if any. Nothing is changed.
+    fn _fileobj_target(&self, path: &str) -> PyResult<(String, Option<FileInfo>)> {
+        let mut g = self.write_access("writing through a file object")?;
+        let w = writer(&mut g);
+        let p = bpath::check_member(write_path(path)).py()?;
+        let index = w.index();
+        if p.is_empty() || index.is_dir(&p).py()? {
+            return Err(to_py_attached(Error::IsADirectory(p)));
+        }
+        let file = index.file(&p).py()?;
+        if file.is_none() {
+            for a in bpath::ancestors(&p) {
+                if index.is_dir(a).py()? {
+                    break;
+                }
+                if index.is_file(a).py()? {
+                    return Err(to_py_attached(Error::NotADirectory(p.clone())));
+                }
+            }
+        }
+        Ok((p, file.map(FileInfo::from)))
+    }
+
+    /// Store the content of a closed file object at `path`: `data` (bytes-like, or
+    /// a list of bytes-like pieces to be joined), or the whole file open as
+    /// descriptor `fd` (a spill file). A new file is added
+    /// like `bc[path] = data`; an existing one (unless `exclusive`, then
+    /// `FileExistsBarecatError`) gets the new bytes appended and its row repointed
+    /// at them in the same transaction (its row id and metadata are kept), so the
+    /// old content stays readable until the index commits the new one.
+    #[pyo3(signature = (path, data=None, fd=None, exclusive=false))]
+    fn _fileobj_store(
+        &self,
+        path: &str,
+        data: Option<&Bound<'_, PyAny>>,
+        fd: Option<i32>,
+        exclusive: bool,
+    ) -> PyResult<FileInfo> {
+        let mut g = self.write_access("writing through a file object")?;
+        let w = writer(&mut g);
+        let p = bpath::check_member(write_path(path)).py()?;
+        let spill = match fd {
+            Some(fd) => {
+                // SAFETY: the caller keeps `fd` open for the duration of this call;
+                // it is duplicated, and only the duplicate is used.
+                let owned = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
+                    .try_clone_to_owned()
+                    .map_err(|e| to_py_attached(Error::io(&p, e)))?;
+                Some(File::from(owned))
+            }
+            None => None,
+        };
+        let chunks = match data {
+            Some(d) if d.is_instance_of::<PyList>() => Some(d.cast::<PyList>()?.clone()),
+            _ => None,
+        };
+        let existing = w.index().file_with_id(&p).py()?;
+        let mut pf = match existing {
+            None => {
+                let size = match (data, &chunks, &spill) {
+                    (_, Some(list), _) => {
+                        let mut total = 0u64;
+                        for item in list.iter() {
+                            total += with_bytes(&item, |b| Ok(b.len() as u64))?;
+                        }
+                        total
+                    }
+                    // One buffer: added whole, gathered with its neighbours.
+                    (Some(d), None, _) => {
+                        return with_bytes(d, |b| w.add_file(&p, Meta::default(), b, None).py())
+                            .map(FileInfo::from);
+                    }
+                    (None, None, Some(f)) => f
+                        .metadata()
+                        .map_err(|e| to_py_attached(Error::io(&p, e)))?
+                        .len(),
+                    (None, None, None) => 0,
+                };
+                w.begin_file(&p, Meta::default(), size).py()?
+            }
+            Some(_) if exclusive => return Err(to_py_attached(Error::FileExists(p))),
+            Some((id, _)) => {
+                self.no_append_only("rewriting a file")?;
+                w.begin_rewrite(id).py()?
+            }
+        };
+        let fed = match (data, &chunks, &spill) {
+            (_, Some(list), _) => list
+                .iter()
+                .try_for_each(|item| with_bytes(&item, |b| w.write_chunk(&mut pf, b).py())),
+            (Some(d), None, _) => with_bytes(d, |b| w.write_chunk(&mut pf, b).py()),
+            (None, None, Some(f)) => {
+                let mut buf = vec![0u8; 1 << 20];
+                let mut at = 0u64;
+                loop {
+                    match std::os::unix::fs::FileExt::read_at(f, &mut buf, at) {
+                        Ok(0) => break Ok(()),
+                        Ok(n) => {
+                            if let Err(e) = w.write_chunk(&mut pf, &buf[..n]) {
+                                break Err(to_py_attached(e));
+                            }
+                            at += n as u64;
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => break Err(to_py_attached(Error::io(&p, e))),
+                    }
+                }
+            }
+            (None, None, None) => Ok(()),
+        };
+        if let Err(e) = fed {
+            w.abort_file(pf).py()?;
+            return Err(e);
+        }
+        w.finish_file(pf).py().map(FileInfo::from)
+    }
+
     /// Make everything added so far durable (shard bytes first, then the index).
     fn commit(&self) -> PyResult<()> {
         match self.access()? {

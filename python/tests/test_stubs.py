@@ -13,8 +13,8 @@ import barecat_rs
 import barecat_rs._native
 
 PKG = pathlib.Path(barecat_rs.__file__).parent
-MODULES = ["__init__", "_barecat", "_records", "_native", "codecs", "exceptions", "_index",
-           "_api", "_maint"]
+MODULES = ["__init__", "_barecat", "_fileobj", "_records", "_native", "codecs", "exceptions",
+           "_index", "_api", "_maint"]
 
 
 def stub_tree(module):

@@ -500,6 +500,9 @@ pub struct ShardAppender {
     pending_len: usize,
     /// Physical end of the current shard, including buffered bytes.
     pos: u64,
+    /// The bytes of the current shard before this offset are in the file (none of
+    /// them waits in a buffer): readable through another handle without a flush.
+    in_file: u64,
     /// Bytes before this position have been handed to the kernel for writeback.
     writeback_from: u64,
     /// The current shard has bytes that were not yet `fdatasync`ed.
@@ -553,6 +556,7 @@ impl ShardAppender {
             pending: Vec::new(),
             pending_len: 0,
             pos,
+            in_file: pos,
             writeback_from: pos,
             dirty: false,
             dir_dirty: created,
@@ -636,6 +640,7 @@ impl ShardAppender {
         self.file = file;
         self.path = path;
         self.pos = 0;
+        self.in_file = 0;
         self.writeback_from = 0;
         self.dir_dirty = true;
         Ok(())
@@ -700,7 +705,9 @@ impl ShardAppender {
     /// Hand buffered bytes to the kernel.
     pub fn flush(&mut self) -> Result<()> {
         if let Some(d) = &mut self.direct {
-            return d.spill(&self.file, true).at(&self.path);
+            d.spill(&self.file, true).at(&self.path)?;
+            self.in_file = self.pos;
+            return Ok(());
         }
         if !self.pending.is_empty() {
             let start = self.pos - self.pending_len as u64;
@@ -721,6 +728,7 @@ impl ShardAppender {
             self.pending_len = 0;
             self.pending.clear();
         }
+        self.in_file = self.pos;
         if self.pos - self.writeback_from >= WRITEBACK_STEP {
             start_writeback(
                 &self.file,
@@ -730,6 +738,12 @@ impl ShardAppender {
             self.writeback_from = self.pos;
         }
         Ok(())
+    }
+
+    /// Whether the bytes of shard `shard` before `end` are all in its file already,
+    /// so that another handle reads them without a [`flush`](Self::flush) first.
+    pub fn is_in_file(&self, shard: u64, end: u64) -> bool {
+        shard < self.number || (shard == self.number && end <= self.in_file)
     }
 
     /// Drop everything written at or after `offset` in the current shard (used when a
@@ -763,6 +777,7 @@ impl ShardAppender {
     /// Go on appending at `offset`, after the file was cut there.
     fn cut_at(&mut self, offset: u64) {
         self.pos = offset;
+        self.in_file = self.in_file.min(offset);
         self.writeback_from = self.writeback_from.min(offset);
         if let Some(d) = &mut self.direct {
             d.reset(offset);
