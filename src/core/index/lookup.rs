@@ -132,14 +132,19 @@ impl Index {
         let upper = prefix_upper_bound(&prefix);
         let mut out = Vec::new();
         for (table, cols) in [("files", FILE_COLS), ("dirs", DIR_COLS)] {
+            // The upper bound as a plain comparison (not `?2 IS NULL OR …`), so
+            // that SQLite stops its range scan there.
             let sql = format!(
-                "SELECT {cols} FROM {table} WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) \
-                 AND path != '' ORDER BY path"
+                "SELECT {cols} FROM {table} WHERE path >= ?1{} AND path != '' ORDER BY path",
+                if upper.is_some() { " AND path < ?2" } else { "" }
             );
             let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
             let lo = RawText(&prefix);
-            let hi = upper.as_deref().map(RawText);
-            let mut rows = stmt.query((&lo, &hi)).at(&self.path)?;
+            let mut rows = match upper.as_deref() {
+                Some(hi) => stmt.query((&lo, &RawText(hi))),
+                None => stmt.query((&lo,)),
+            }
+            .at(&self.path)?;
             while let Some(row) = rows.next().at(&self.path)? {
                 let path: &str = match row.get_ref(0).at(&self.path)? {
                     ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),

@@ -6,7 +6,7 @@ use rusqlite::types::ValueRef;
 use super::{Index, DIR_COLS, FILE_COLS};
 use crate::core::entry::{Entry, FileInfo};
 use crate::core::error::{Result, SqlContext};
-use crate::core::glob::Glob;
+use crate::core::glob::{has_wildcards, Glob, GlobOptions};
 
 /// The smallest string greater than every string that starts with `prefix`, if
 /// it is one (no upper bound otherwise).
@@ -150,12 +150,21 @@ impl Index {
         hi: Option<&str>,
         filter: Option<&str>,
     ) -> Result<Vec<String>> {
+        // Conditions left out rather than made optional (`?2 IS NULL OR …`): SQLite
+        // bounds its range scan of the index only by plain comparisons.
         let sql = format!(
-            "SELECT path FROM {table} WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) \
-             AND (?3 IS NULL OR path GLOB ?3) ORDER BY path"
+            "SELECT path FROM {table} WHERE path >= ?1{}{} ORDER BY path",
+            if hi.is_some() { " AND path < ?2" } else { "" },
+            if filter.is_some() { " AND path GLOB ?3" } else { "" },
         );
         let mut st = self.conn.prepare_cached(&sql).at(&self.path)?;
-        let mut rows = st.query(rusqlite::params![lo, hi, filter]).at(&self.path)?;
+        let mut rows = match (hi, filter) {
+            (Some(h), Some(f)) => st.query(rusqlite::params![lo, h, f]),
+            (Some(h), None) => st.query(rusqlite::params![lo, h]),
+            (None, Some(f)) => st.query(rusqlite::params![lo, rusqlite::types::Null, f]),
+            (None, None) => st.query(rusqlite::params![lo]),
+        }
+        .at(&self.path)?;
         let mut out = Vec::new();
         while let Some(r) = rows.next().at(&self.path)? {
             if let ValueRef::Text(t) = r.get_ref(0).at(&self.path)? {
@@ -184,6 +193,26 @@ impl Index {
     /// is read, from the path indexes alone, and SQLite leaves out what cannot
     /// match ([`sqlite_prefilter`]) before the exact match here.
     pub fn glob_paths(&self, glob: &Glob, only_files: bool) -> Result<Vec<(String, bool)>> {
+        if let Some(parents) = self.glob_parents(glob)? {
+            let mut out = Vec::new();
+            for d in parents {
+                let (lo, hi) = (format!("{d}/"), format!("{d}0"));
+                let mut tables = vec![("files", false)];
+                if !only_files {
+                    tables.push(("dirs", true));
+                }
+                for (table, is_dir) in tables {
+                    out.extend(
+                        self.paths_in_range(table, &lo, Some(&hi), None)?
+                            .into_iter()
+                            .filter(|p| glob.is_match(p))
+                            .map(|p| (p, is_dir)),
+                    );
+                }
+            }
+            out.sort();
+            return Ok(out);
+        }
         let prefix = glob.literal_prefix();
         let hi = upper_bound(prefix);
         let pre = sqlite_prefilter(glob.as_str());
@@ -204,6 +233,41 @@ impl Index {
             out.sort();
         }
         Ok(out)
+    }
+}
+
+impl Index {
+    /// For a pattern with wildcards in its directory part but no `**` there
+    /// (`part_0[1-3]/class_0?5/*.txt`): the directories that can hold a match,
+    /// read from the directory table (small next to the files). Each match lies
+    /// directly in one of them, so reading their ranges of the path index replaces
+    /// the scan of everything below the literal prefix. `None` for other patterns.
+    fn glob_parents(&self, glob: &Glob) -> Result<Option<Vec<String>>> {
+        let Some((dir_pat, name)) = glob.as_str().rsplit_once('/') else {
+            return Ok(None);
+        };
+        if name.is_empty() || !has_wildcards(dir_pat) || dir_pat.contains("**") {
+            return Ok(None);
+        }
+        // Hidden names allowed here: a superset of the parents; every path found
+        // below is matched against the whole pattern.
+        let opts = GlobOptions {
+            recursive: false,
+            include_hidden: true,
+        };
+        let Ok(dirs) = Glob::new(dir_pat, opts) else {
+            return Ok(None);
+        };
+        let prefix = dirs.literal_prefix();
+        let hi = upper_bound(prefix);
+        let pre = sqlite_prefilter(dir_pat);
+        let found = self.paths_in_range("dirs", prefix, hi.as_deref(), pre.as_deref())?;
+        Ok(Some(
+            found
+                .into_iter()
+                .filter(|d| !d.is_empty() && dirs.is_match(d))
+                .collect(),
+        ))
     }
 }
 
