@@ -136,7 +136,11 @@ impl Index {
             // that SQLite stops its range scan there.
             let sql = format!(
                 "SELECT {cols} FROM {table} WHERE path >= ?1{} AND path != '' ORDER BY path",
-                if upper.is_some() { " AND path < ?2" } else { "" }
+                if upper.is_some() {
+                    " AND path < ?2"
+                } else {
+                    ""
+                }
             );
             let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
             let lo = RawText(&prefix);

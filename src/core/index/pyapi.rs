@@ -155,7 +155,11 @@ impl Index {
         let sql = format!(
             "SELECT path FROM {table} WHERE path >= ?1{}{} ORDER BY path",
             if hi.is_some() { " AND path < ?2" } else { "" },
-            if filter.is_some() { " AND path GLOB ?3" } else { "" },
+            if filter.is_some() {
+                " AND path GLOB ?3"
+            } else {
+                ""
+            },
         );
         let mut st = self.conn.prepare_cached(&sql).at(&self.path)?;
         let mut rows = match (hi, filter) {
