@@ -449,7 +449,7 @@ fn three_thousand_levels_deep_on_small_stacks() {
 
 /// The same, 10,000 levels deep with the default stacks (the index alone holds
 /// ~100 MB of directory paths, so this takes minutes in a debug build):
-/// `cargo test --release --test rel_hostile -- --ignored ten_thousand --nocapture`.
+/// `cargo test --release --test it -- --ignored reliability::hostile::ten_thousand --nocapture`.
 #[test]
 #[ignore = "slow: 10,000 levels make a ~200 MB index"]
 fn ten_thousand_levels_deep() {
@@ -600,7 +600,7 @@ fn a_hundred_thousand_empty_entries_in_bounded_memory() {
 }
 
 /// The figures of RELIABILITY.md:
-/// `cargo test --release --test rel_hostile -- --ignored a_million --nocapture`.
+/// `cargo test --release --test it -- --ignored reliability::hostile::a_million --nocapture`.
 #[test]
 #[ignore = "slow: builds and extracts a million entries"]
 fn a_million_empty_entries_in_bounded_memory() {
