@@ -2,13 +2,16 @@
 //! children, a glob's matches, counts and per-shard usage. Walks over many rows
 //! are scans ([`super::scan`]).
 
-use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{params, OptionalExtension, ToSql};
+use rusqlite::types::ValueRef;
+use rusqlite::{params, OptionalExtension};
 
-use super::{Index, DIR_COLS, FILE_COLS};
+use super::{Cond, Index, ScanOrder, ScanSpec, Table, DIR_COLS, FILE_COLS};
 use crate::core::entry::{DirInfo, Entry, FileInfo, Listing};
 use crate::core::error::{Error, Result, SqlContext};
 use crate::core::glob::Glob;
+
+/// Rows per query of [`Index::glob`]'s scans.
+const GLOB_PAGE: usize = 4096;
 
 impl Index {
     /// The file at `path` (already normalized), if any.
@@ -128,41 +131,25 @@ impl Index {
     /// root is never matched. Only the range of paths that start with the pattern's
     /// literal prefix is scanned.
     pub fn glob(&self, glob: &Glob) -> Result<Vec<Entry>> {
-        let prefix = glob.literal_prefix().as_bytes().to_vec();
-        let upper = prefix_upper_bound(&prefix);
         let mut out = Vec::new();
-        for (table, cols) in [("files", FILE_COLS), ("dirs", DIR_COLS)] {
-            // The upper bound as a plain comparison (not `?2 IS NULL OR …`), so
-            // that SQLite stops its range scan there.
-            let sql = format!(
-                "SELECT {cols} FROM {table} WHERE path >= ?1{} AND path != '' ORDER BY path",
-                if upper.is_some() {
-                    " AND path < ?2"
-                } else {
-                    ""
-                }
-            );
-            let mut stmt = self.conn.prepare_cached(&sql).at(&self.path)?;
-            let lo = RawText(&prefix);
-            let mut rows = match upper.as_deref() {
-                Some(hi) => stmt.query((&lo, &RawText(hi))),
-                None => stmt.query((&lo,)),
-            }
-            .at(&self.path)?;
-            while let Some(row) = rows.next().at(&self.path)? {
-                let path: &str = match row.get_ref(0).at(&self.path)? {
+        for table in [Table::Files, Table::Dirs] {
+            let spec = ScanSpec::new(table, ScanOrder::Path)
+                .with(Cond::Prefix(glob.literal_prefix().as_bytes().to_vec()))
+                .with(Cond::NotRoot);
+            self.scan_each_row(&spec, GLOB_PAGE, &mut |row| {
+                // Matched on the path first: only matches are decoded.
+                let path = match row.get_ref(0).at(&self.path)? {
                     ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
                     _ => "",
                 };
-                if !glob.is_match(path) {
-                    continue;
+                if glob.is_match(path) {
+                    out.push(match table {
+                        Table::Files => Entry::File(self.decode_file(row)?),
+                        Table::Dirs => Entry::Dir(self.decode_dir(row)?),
+                    });
                 }
-                out.push(if table == "files" {
-                    Entry::File(self.decode_file(row)?)
-                } else {
-                    Entry::Dir(self.decode_dir(row)?)
-                });
-            }
+                Ok(())
+            })?;
         }
         out.sort_by(|a, b| a.path().cmp(b.path()));
         Ok(out)
@@ -338,15 +325,6 @@ impl Index {
             });
         }
         Ok(out)
-    }
-}
-
-/// Bind raw bytes as SQLite TEXT (for range bounds that need not be valid UTF-8).
-struct RawText<'a>(&'a [u8]);
-
-impl ToSql for RawText<'_> {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
     }
 }
 

@@ -1,25 +1,13 @@
 //! Queries that only Python barecat's `Index` API asks (the binding's `bc.index`):
 //! SQLite `GLOB` filters over whole paths and the last file by address.
 
-use rusqlite::types::ValueRef;
-
-use super::{Index, DIR_COLS, FILE_COLS};
+use super::{Cond, Index, ScanOrder, ScanSpec, Table, DIR_COLS, FILE_COLS};
 use crate::core::entry::{Entry, FileInfo};
-use crate::core::error::{Result, SqlContext};
+use crate::core::error::Result;
 use crate::core::glob::{has_wildcards, Glob, GlobOptions};
 
-/// The smallest string greater than every string that starts with `prefix`, if
-/// it is one (no upper bound otherwise).
-fn upper_bound(prefix: &str) -> Option<String> {
-    let mut b = prefix.as_bytes().to_vec();
-    while let Some(last) = b.pop() {
-        if last < 0x7f {
-            b.push(last + 1);
-            return String::from_utf8(b).ok();
-        }
-    }
-    None
-}
+/// Rows per query of the path scans here.
+const PATH_PAGE: usize = 65_536;
 
 /// The `WHERE` condition of `rules` (sign, SQLite `GLOB` pattern), joined as Python
 /// barecat joins them: the first rule as it is, then `OR path GLOB p` for each
@@ -140,100 +128,79 @@ impl Index {
             .pop())
     }
 
-    /// Paths of `table` (`"files"` or `"dirs"`) from `lo` up to (not including)
-    /// `hi`, sorted, read from the path index alone (no table row is visited).
-    /// With `filter`, only paths that match that SQLite `GLOB` pattern.
-    fn paths_in_range(
+    /// Paths of `table` that start with `prefix` (the root left out) and pass
+    /// `keep`, sorted: a paged path-order scan ([`ScanSpec`]) of the path index
+    /// alone (no table row is visited). With `filter`, SQLite first leaves out the
+    /// paths that do not match that `GLOB` pattern.
+    fn paths_with_prefix(
         &self,
-        table: &str,
-        lo: &str,
-        hi: Option<&str>,
+        table: Table,
+        prefix: &str,
         filter: Option<&str>,
+        keep: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<String>> {
-        // Conditions left out rather than made optional (`?2 IS NULL OR …`): SQLite
-        // bounds its range scan of the index only by plain comparisons.
-        let sql = format!(
-            "SELECT path FROM {table} WHERE path >= ?1{}{} ORDER BY path",
-            if hi.is_some() { " AND path < ?2" } else { "" },
-            if filter.is_some() {
-                " AND path GLOB ?3"
-            } else {
-                ""
-            },
-        );
-        let mut st = self.conn.prepare_cached(&sql).at(&self.path)?;
-        let mut rows = match (hi, filter) {
-            (Some(h), Some(f)) => st.query(rusqlite::params![lo, h, f]),
-            (Some(h), None) => st.query(rusqlite::params![lo, h]),
-            (None, Some(f)) => st.query(rusqlite::params![lo, rusqlite::types::Null, f]),
-            (None, None) => st.query(rusqlite::params![lo]),
+        let mut spec = ScanSpec::new(table, ScanOrder::Path)
+            .paths_only(true)
+            .with(Cond::Prefix(prefix.as_bytes().to_vec()));
+        if let Some(f) = filter {
+            spec = spec.with(Cond::Glob(vec![f.to_owned()]));
         }
-        .at(&self.path)?;
         let mut out = Vec::new();
-        while let Some(r) = rows.next().at(&self.path)? {
-            if let ValueRef::Text(t) = r.get_ref(0).at(&self.path)? {
-                out.push(String::from_utf8_lossy(t).into_owned());
+        self.scan_each_row(&spec, PATH_PAGE, &mut |row| {
+            let p = self.path_of(row)?;
+            if !p.is_empty() && keep(p) {
+                out.push(p.to_owned());
             }
-        }
+            Ok(())
+        })?;
         Ok(out)
     }
 
     /// Paths of the directories and of the files below `dir` (the whole tree for
     /// `''`, the root left out), each sorted by path, from the path indexes alone.
     pub fn subtree_paths(&self, dir: &str) -> Result<(Vec<String>, Vec<String>)> {
-        let (lo, hi) = if dir.is_empty() {
-            (String::new(), None)
+        let prefix = if dir.is_empty() {
+            String::new()
         } else {
-            (format!("{dir}/"), Some(format!("{dir}0")))
+            format!("{dir}/")
         };
-        let mut dirs = self.paths_in_range("dirs", &lo, hi.as_deref(), None)?;
-        dirs.retain(|p| !p.is_empty());
-        let files = self.paths_in_range("files", &lo, hi.as_deref(), None)?;
-        Ok((dirs, files))
+        let all = &|_: &str| true;
+        Ok((
+            self.paths_with_prefix(Table::Dirs, &prefix, None, all)?,
+            self.paths_with_prefix(Table::Files, &prefix, None, all)?,
+        ))
     }
 
     /// Paths matching `glob` (the root never), each with whether it is a
-    /// directory, sorted by path: only the range of the pattern's literal prefix
-    /// is read, from the path indexes alone, and SQLite leaves out what cannot
-    /// match ([`sqlite_prefilter`]) before the exact match here.
+    /// directory, sorted by path, from the path indexes alone. Read are the
+    /// ranges of the directories that can hold a match ([`Self::glob_parents`]),
+    /// else the range of the pattern's literal prefix, where SQLite leaves out
+    /// what cannot match ([`sqlite_prefilter`]) before the exact match here.
     pub fn glob_paths(&self, glob: &Glob, only_files: bool) -> Result<Vec<(String, bool)>> {
-        if let Some(parents) = self.glob_parents(glob)? {
-            let mut out = Vec::new();
-            for d in parents {
-                let (lo, hi) = (format!("{d}/"), format!("{d}0"));
-                let mut tables = vec![("files", false)];
-                if !only_files {
-                    tables.push(("dirs", true));
-                }
-                for (table, is_dir) in tables {
-                    out.extend(
-                        self.paths_in_range(table, &lo, Some(&hi), None)?
-                            .into_iter()
-                            .filter(|p| glob.is_match(p))
-                            .map(|p| (p, is_dir)),
-                    );
-                }
-            }
-            out.sort();
-            return Ok(out);
-        }
-        let prefix = glob.literal_prefix();
-        let hi = upper_bound(prefix);
-        let pre = sqlite_prefilter(glob.as_str());
-        let pre = pre.as_deref();
-        let mut out: Vec<(String, bool)> = self
-            .paths_in_range("files", prefix, hi.as_deref(), pre)?
-            .into_iter()
-            .filter(|p| glob.is_match(p))
-            .map(|p| (p, false))
-            .collect();
+        let ranges: Vec<(String, Option<String>)> = match self.glob_parents(glob)? {
+            Some(parents) => parents
+                .into_iter()
+                .map(|d| (format!("{d}/"), None))
+                .collect(),
+            None => vec![(
+                glob.literal_prefix().to_owned(),
+                sqlite_prefilter(glob.as_str()),
+            )],
+        };
+        let mut tables = vec![(Table::Files, false)];
         if !only_files {
-            out.extend(
-                self.paths_in_range("dirs", prefix, hi.as_deref(), pre)?
-                    .into_iter()
-                    .filter(|p| !p.is_empty() && glob.is_match(p))
-                    .map(|p| (p, true)),
-            );
+            tables.push((Table::Dirs, true));
+        }
+        let mut out = Vec::new();
+        for (prefix, pre) in &ranges {
+            for &(table, is_dir) in &tables {
+                let found =
+                    self.paths_with_prefix(table, prefix, pre.as_deref(), &|p| glob.is_match(p))?;
+                out.extend(found.into_iter().map(|p| (p, is_dir)));
+            }
+        }
+        // One range of one table comes sorted already.
+        if ranges.len() > 1 || tables.len() > 1 {
             out.sort();
         }
         Ok(out)
@@ -262,16 +229,12 @@ impl Index {
         let Ok(dirs) = Glob::new(dir_pat, opts) else {
             return Ok(None);
         };
-        let prefix = dirs.literal_prefix();
-        let hi = upper_bound(prefix);
         let pre = sqlite_prefilter(dir_pat);
-        let found = self.paths_in_range("dirs", prefix, hi.as_deref(), pre.as_deref())?;
-        Ok(Some(
-            found
-                .into_iter()
-                .filter(|d| !d.is_empty() && dirs.is_match(d))
-                .collect(),
-        ))
+        let found =
+            self.paths_with_prefix(Table::Dirs, dirs.literal_prefix(), pre.as_deref(), &|d| {
+                dirs.is_match(d)
+            })?;
+        Ok(Some(found))
     }
 }
 

@@ -569,6 +569,23 @@ impl Index {
         }
     }
 
+    /// Every raw row of `spec` in order, read `page` rows per query: for callers
+    /// that look at a row (its path, say) before deciding to decode it.
+    pub fn scan_each_row(
+        &self,
+        spec: &ScanSpec,
+        page: usize,
+        visit: &mut dyn FnMut(&rusqlite::Row<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let mut after = None;
+        loop {
+            match self.scan_rows(spec, after.as_ref(), page, visit)?.1 {
+                Some(k) => after = Some(k),
+                None => return Ok(()),
+            }
+        }
+    }
+
     /// Up to `limit` entries of `spec` after `after`, each with its row id, and
     /// the key to continue from (as [`scan_page`](Self::scan_page)); a row that
     /// does not decode is an error.
