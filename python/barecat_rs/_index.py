@@ -50,6 +50,13 @@ def _sort(items, order, key=None):
     return items
 
 
+def _normalized_pattern(pattern):
+    """A SQLite GLOB pattern normalized as a path: ``posixpath.normpath``, no
+    leading ``/``, ``.`` for the root becomes ``''``."""
+    p = posixpath.normpath(pattern).lstrip("/")
+    return "" if p == "." else p
+
+
 class Index:
     """The index of an archive (``bc.index``), or ``Index(path, readonly=True)`` on
     its own."""
@@ -266,6 +273,9 @@ class Index:
         return iter(self._raw(rules, Order.ANY, only_files, True))
 
     def _raw(self, rules, order, only_files, infos):
+        # Patterns are normalized as paths first, as Python barecat does ('a//*'
+        # is 'a/*', '/x' is 'x').
+        rules = [(inc, _normalized_pattern(p)) for inc, p in rules]
         found = _native._ix_raw_glob(self._bc, rules, only_files, True)
         _sort(found, order)
         return found if infos else [i.path for i in found]

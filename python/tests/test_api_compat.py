@@ -563,3 +563,16 @@ def test_extract_refuses_paths_outside(tmp_path):
     with pytest.raises(ValueError):
         barecat_rs.extract(p, str(tmp_path / "out"))
     assert not (tmp_path / "escaped.txt").exists()
+
+
+@pytest.mark.parametrize("pattern", ["a//*", "/a/*", "a/./b/*", "a/b/../e.jpg", "./*"])
+def test_raw_globs_normalize_the_pattern_as_python_does(pair, pattern):
+    """Python barecat normalizes a raw (SQLite GLOB) pattern as a path first."""
+    py, rs = pair
+    with barecat.Barecat(py) as p, barecat_rs.Barecat(rs) as r:
+        want = sorted(p.index.raw_glob_paths(pattern))
+        assert sorted(r.index.raw_glob_paths(pattern)) == want, pattern
+        assert sorted(r.index.raw_iterglob_paths(pattern)) == sorted(
+            p.index.raw_iterglob_paths(pattern)), pattern
+        assert sorted(i.path for i in r.index.raw_iterglob_infos(pattern)) == sorted(
+            i.path for i in p.index.raw_iterglob_infos(pattern)), pattern
