@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::support::maint::*;
 use crate::support::*;
+use barecat::core::progress::Progress;
+use barecat::maint::merge::{MergeOptions, MergeReport, OutputMode};
 use barecat::{Archive, ArchiveWriter, CreateMode, Error, Layout, Meta, WriterOptions};
 
 /// An archive with files in `shared/` (a directory every fixture has), in a
@@ -585,4 +587,192 @@ fn writes_into_symlinked_shards_are_refused() {
         b"new"
     );
     assert_eq!(contents(&a), before_a);
+}
+
+/// An archive without holes (its files written once, none removed), over several
+/// shards of at most 25,000 bytes, with a directory of its own metadata and an
+/// empty one.
+fn whole_input(dir: &Path, name: &str, seed: u64) -> PathBuf {
+    let p = dir.join(format!("{name}.barecat"));
+    let mut w = ArchiveWriter::open(
+        &p,
+        WriterOptions {
+            shard_size_limit: Some(25_000),
+            ..WriterOptions::default()
+        },
+    )
+    .unwrap();
+    w.add_dir(
+        "shared",
+        Meta {
+            mode: Some(0o40751),
+            uid: Some(seed as u32),
+            gid: Some(9),
+            mtime_ns: Some(1_650_000_000_000_000_000),
+        },
+    )
+    .unwrap();
+    w.add_dir("shared/empty", meta()).unwrap();
+    for (path, data) in sample_files(&format!("whole_{name}"), 30, 4000, seed) {
+        w.add_file(&path, meta(), &data, None).unwrap();
+    }
+    w.finish().unwrap();
+    assert!(shard_count(&p) >= 3);
+    p
+}
+
+fn merge_lib(out: &Path, inputs: &[&Path], mode: OutputMode) -> barecat::Result<MergeReport> {
+    let opts = MergeOptions {
+        output_mode: mode,
+        shard_size_limit: Some(25_000),
+        ..MergeOptions::default()
+    };
+    let inputs: Vec<PathBuf> = inputs.iter().map(|p| p.to_path_buf()).collect();
+    barecat::maint::merge::merge(out, &inputs, &opts, &Progress::hidden())
+}
+
+fn empty_output(p: &Path) {
+    let w = ArchiveWriter::open(
+        p,
+        WriterOptions {
+            shard_size_limit: Some(25_000),
+            ..WriterOptions::default()
+        },
+    )
+    .unwrap();
+    w.finish().unwrap();
+}
+
+/// Rows and directories (with statistics and metadata, the root's aside) of an
+/// archive.
+fn rows(p: &Path) -> (Vec<barecat::FileInfo>, Vec<barecat::DirInfo>) {
+    let a = Archive::open(p).unwrap();
+    let files = a
+        .files(barecat::FileOrder::Path, "")
+        .map(|f| f.unwrap())
+        .collect();
+    let dirs = a
+        .dirs("")
+        .unwrap()
+        .into_iter()
+        .map(|mut d| {
+            if d.path.is_empty() {
+                d.meta = Meta::default();
+            }
+            d
+        })
+        .collect();
+    (files, dirs)
+}
+
+/// Into a new output, or onto an empty one, a first input without holes is taken
+/// over whole: the output has exactly its rows (same shards and offsets), its
+/// directories with their metadata and statistics, verifies here and in Python
+/// barecat, and takes new files; the inputs after it are merged file by file. An
+/// input with holes, or an output with files, goes file by file.
+#[test]
+fn a_first_input_without_holes_is_copied_whole() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    let a = whole_input(dir.path(), "a", 1);
+    let b = input(dir.path(), "b", 2, 0o40700);
+    let n = Archive::open(&a).unwrap().count_files().unwrap();
+
+    let out = dir.path().join("out.barecat");
+    let r = merge_lib(&out, &[&a, &b], OutputMode::New).unwrap();
+    assert_eq!(r.copied_whole, n);
+    assert_eq!(contents(&out), union(&[&a, &b]));
+    let (fa, da) = rows(&a);
+    let (fo, dout) = rows(&out);
+    for f in &fa {
+        assert!(
+            fo.contains(f),
+            "{f:?} not in the output as it is in the input"
+        );
+    }
+    for d in da.iter().filter(|d| d.path.starts_with("whole_")) {
+        assert!(dout.contains(d), "{d:?}");
+    }
+    assert_eq!(dir_meta(&out, "shared"), dir_meta(&a, "shared"));
+    assert!(Archive::open(&out).unwrap().exists("shared/empty").unwrap());
+    let (c, v) = verify_json(&out, false);
+    assert_eq!(c, 0, "{v:#}");
+    assert_eq!(v["space"]["reclaimable_bytes"], 0);
+    py_verify(&out);
+    let mut w = open_append(&out);
+    w.add_file("after/new.txt", meta(), b"new", None).unwrap();
+    w.finish().unwrap();
+    py_verify(&out);
+
+    // Onto an empty output: the same rows as the input, the output's own shard
+    // limit and root kept.
+    let onto = dir.path().join("onto.barecat");
+    empty_output(&onto);
+    let r = merge_lib(&onto, &[&a], OutputMode::Append).unwrap();
+    assert_eq!(r.copied_whole, n);
+    assert_eq!(rows(&onto), rows(&a));
+    assert_eq!(
+        Archive::open(&onto).unwrap().shard_size_limit().unwrap(),
+        25_000
+    );
+    py_verify(&onto);
+    // It has files now: the next merge copies file by file.
+    let r = merge_lib(&onto, &[&b], OutputMode::Append).unwrap();
+    assert_eq!(r.copied_whole, 0);
+    assert_eq!(contents(&onto), union(&[&a, &b]));
+
+    // A first input with holes goes file by file.
+    let other = dir.path().join("other.barecat");
+    let r = merge_lib(&other, &[&b, &a], OutputMode::New).unwrap();
+    assert_eq!(r.copied_whole, 0);
+    assert_eq!(contents(&other), union(&[&b, &a]));
+    let left: Vec<String> = names(dir.path())
+        .into_iter()
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A first input whose bytes do not match their CRC32C fails the merge as the
+/// file-by-file copy does, naming the file; an empty output it was to be copied
+/// onto is left as it was (no file, its shards empty), a new one is not made.
+#[test]
+fn a_damaged_input_taken_over_whole_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = whole_input(dir.path(), "a", 3);
+    let victim = Archive::open(&a)
+        .unwrap()
+        .files(barecat::FileOrder::Address, "")
+        .map(|f| f.unwrap())
+        .find(|f| f.shard == 1 && f.size > 0)
+        .unwrap();
+    let shard = Layout::current(&a).shard_path(1);
+    let mut bytes = fs::read(&shard).unwrap();
+    bytes[victim.offset as usize] ^= 0xff;
+    fs::write(&shard, bytes).unwrap();
+
+    let onto = dir.path().join("onto.barecat");
+    empty_output(&onto);
+    let before = names(dir.path());
+    match merge_lib(&onto, &[&a], OutputMode::Append) {
+        Err(Error::CrcMismatch { member, .. }) => assert!(member.contains(&victim.path)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(names(dir.path()), before);
+    assert_eq!(Archive::open(&onto).unwrap().count_files().unwrap(), 0);
+    for s in Layout::current(&onto).shard_files().unwrap() {
+        assert_eq!(
+            fs::metadata(&s.path).unwrap().len(),
+            0,
+            "{}",
+            s.path.display()
+        );
+    }
+
+    let out = dir.path().join("out.barecat");
+    assert!(matches!(
+        merge_lib(&out, &[&a], OutputMode::New),
+        Err(Error::CrcMismatch { .. })
+    ));
+    assert_eq!(names(dir.path()), before);
 }

@@ -695,6 +695,63 @@ fn merge_killed_at_random_instants_leaves_old_or_no_output() {
     kill_trials(&mut sc, config());
 }
 
+/// Inputs without holes, merged into a new output, over an old one (`-f`) or onto
+/// an empty one (`-a`, one input only): the first input is taken over whole (its
+/// shards copied, then its index copied beside the output and renamed over it).
+#[test]
+fn merge_taking_its_first_input_over_whole_killed_at_random_instants() {
+    need!("barecat");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let tree = make_tree(&d.join("src"), "tree", 480, 300_000, 11);
+    fs::remove_dir_all(d.join("src")).unwrap();
+    let mut paths = Vec::new();
+    for (i, part) in parts(&tree, 2).iter().enumerate() {
+        let p = d.join(format!("in{i}.barecat"));
+        build(&p, Some(LIMIT_BYTES), part);
+        paths.push(p);
+    }
+    // The path under test is taken.
+    let probe = d.join("probe.barecat");
+    let opts = barecat::maint::merge::MergeOptions {
+        shard_size_limit: Some(LIMIT_BYTES),
+        ..Default::default()
+    };
+    let hidden = barecat::core::progress::Progress::hidden();
+    let r = barecat::maint::merge::merge(&probe, &paths, &opts, &hidden).unwrap();
+    assert!(r.copied_whole > 0);
+    Layout::remove(&probe).unwrap();
+    let first = read_all(&paths[0], &tree)
+        .unwrap()
+        .files
+        .keys()
+        .cloned()
+        .collect::<BTreeSet<_>>();
+    let mut sc = Merge::new(
+        "barecat-merge (first input taken over whole)",
+        d.clone(),
+        paths.clone(),
+        tree.clone(),
+        &Files::new(),
+    );
+    kill_trials(&mut sc, config());
+    drop(sc);
+    Layout::remove(d.join("old.barecat")).unwrap();
+    // One input: appending onto the empty output takes it over too.
+    let one: Files = tree
+        .into_iter()
+        .filter(|(k, _)| first.contains(k))
+        .collect();
+    let mut sc = Merge::new(
+        "barecat-merge (the one input taken over whole)",
+        d,
+        paths[..1].to_vec(),
+        one,
+        &Files::new(),
+    );
+    kill_trials(&mut sc, config());
+}
+
 #[test]
 fn merge_with_a_tar_input_killed_at_random_instants_leaves_old_or_no_output() {
     need!("tar", "barecat");
