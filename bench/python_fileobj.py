@@ -14,6 +14,12 @@ Cases:
   rewrite   `r+b` of existing 4 KiB files: seek, overwrite 64 bytes, close
   rewrite-large  `r+b` of existing 16 MiB files: overwrite 4 KiB in the middle
 
+For `large`, a floor is timed in the same rounds: the same bytes written to one
+plain file in the same pieces, without a sync (Python barecat / floor is the largest
+ratio any implementation could reach), and the same followed by an fdatasync (the
+least a writer pays that makes its bytes durable before it commits, as barecat_rs
+does).
+
 usage: python_fileobj.py [--rounds 5] [--small 20000] [--large 4] [--large-mb 32]
                          [--rewrite 2000] [--dir DIR]
 """
@@ -102,6 +108,35 @@ def case_rewrite_large(impl, path, args):
     return timed_close(bc, impl, t)
 
 
+def floor_large(path, args):
+    """The bytes of `case_large` written to one plain file in the same pieces,
+    without a sync: what any implementation pays to put them in the page cache
+    (Python barecat's own measure of done)."""
+    chunk = os.urandom(1 << 20)
+    t = time.perf_counter()
+    with open(path, "wb") as f:
+        for i in range(args.large):
+            for _ in range(args.large_mb):
+                f.write(chunk)
+    return time.perf_counter() - t
+
+
+def floor_large_synced(path, args):
+    """`floor_large` followed by an fdatasync: what a writer that makes its data
+    durable before it commits (barecat_rs) pays at least."""
+    t = time.perf_counter()
+    floor_large(path, args)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+    return time.perf_counter() - t
+
+
+FLOORS = {"large": (floor_large, floor_large_synced)}
+
+
 CASES = {
     "small": case_small,
     "large": case_large,
@@ -128,7 +163,8 @@ def main():
           f"{args.rounds} rounds", file=sys.stderr)
     rows = []
     for name in args.cases:
-        times = {"barecat_rs": [], "barecat": [], "barecat+sync": []}
+        times = {"barecat_rs": [], "barecat": [], "barecat+sync": [], "floor": [],
+                 "floor+sync": []}
         for r in range(args.rounds):
             # Alternate which goes first, so that neither always gets the warmer cache.
             order = [barecat_rs, barecat] if r % 2 == 0 else [barecat, barecat_rs]
@@ -141,6 +177,14 @@ def main():
                         times["barecat+sync"].append(t_sync)
                 finally:
                     shutil.rmtree(d)
+            if name in FLOORS:
+                d = tempfile.mkdtemp(prefix="fileobj-bench-", dir=args.dir)
+                try:
+                    plain, synced = FLOORS[name]
+                    times["floor"].append(plain(os.path.join(d, "plain"), args))
+                    times["floor+sync"].append(synced(os.path.join(d, "synced"), args))
+                finally:
+                    shutil.rmtree(d)
         ours = statistics.median(times["barecat_rs"])
         theirs = statistics.median(times["barecat"])
         synced = statistics.median(times["barecat+sync"])
@@ -148,6 +192,13 @@ def main():
         print(f"{name:14} barecat_rs {ours:7.3f} s   Python barecat {theirs:7.3f} s "
               f"({theirs / ours:5.2f}x)   Python barecat + sync {synced:7.3f} s "
               f"({synced / ours:5.2f}x)", flush=True)
+        if times["floor"]:
+            floor = statistics.median(times["floor"])
+            floor_sync = statistics.median(times["floor+sync"])
+            print(f"{'':14} floor (plain file, same pieces, no sync) {floor:7.3f} s: "
+                  f"Python barecat / floor {theirs / floor:5.2f}x; with fdatasync "
+                  f"{floor_sync:7.3f} s: Python barecat / that {theirs / floor_sync:5.2f}x, "
+                  f"barecat_rs / that {ours / floor_sync:5.2f}", flush=True)
     return rows
 
 

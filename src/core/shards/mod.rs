@@ -509,8 +509,12 @@ pub struct ShardAppender {
     dirty: bool,
     /// A shard file was created since the last sync: its directory entry must be synced.
     dir_dirty: bool,
-    /// Write whole blocks past the page cache where the file system allows it.
+    /// Write whole blocks past the page cache where the file system allows it…
     want_direct: bool,
+    /// …once this many bytes were appended through this appender.
+    direct_after: u64,
+    /// Bytes appended through this appender.
+    appended: u64,
     /// The direct-I/O stage of the current shard; when set, every appended byte
     /// goes through it and `buf`/`pending` stay empty.
     direct: Option<DirectStage>,
@@ -561,6 +565,8 @@ impl ShardAppender {
             dirty: false,
             dir_dirty: created,
             want_direct: false,
+            direct_after: 0,
+            appended: 0,
             direct: None,
         })
     }
@@ -568,13 +574,38 @@ impl ShardAppender {
     /// Append with direct I/O (`crate::core::shards::direct`) where the file system does it:
     /// large appends then cost no copy into the page cache. Off by default.
     pub fn set_direct_io(&mut self, on: bool) -> Result<()> {
+        self.set_direct_io_after(on, 0)
+    }
+
+    /// Append with direct I/O, as [`ShardAppender::set_direct_io`], once `after`
+    /// bytes were appended through this appender (the bytes before go through the
+    /// page cache; the writer's choice is `direct::WARM_UP`).
+    pub fn set_direct_io_after(&mut self, on: bool, after: u64) -> Result<()> {
         self.flush()?;
         self.want_direct = on;
-        self.direct = if on {
+        self.direct_after = after;
+        self.direct = if self.direct_due() {
             DirectStage::open(&self.path, self.pos)
         } else {
             None
         };
+        Ok(())
+    }
+
+    fn direct_due(&self) -> bool {
+        self.want_direct && self.appended >= self.direct_after
+    }
+
+    /// Count `n` appended bytes; switch to direct I/O when they reach the point set.
+    fn count_appended(&mut self, n: usize) -> Result<()> {
+        let before = self.appended;
+        self.appended = self.appended.saturating_add(n as u64);
+        if self.want_direct && before < self.direct_after && self.direct_due() {
+            // Everything buffered reaches the file first: a direct write never
+            // covers a page of the page cache.
+            self.flush()?;
+            self.direct = DirectStage::open(&self.path, self.pos);
+        }
         Ok(())
     }
 
@@ -631,7 +662,7 @@ impl ShardAppender {
             .create_new(true)
             .open(&path)
             .at(&path)?;
-        self.direct = if self.want_direct {
+        self.direct = if self.direct_due() {
             DirectStage::open(&path, 0)
         } else {
             None
@@ -656,6 +687,10 @@ impl ShardAppender {
             d.push(&self.file, data).at(&self.path)?;
             self.pos += data.len() as u64;
             return Ok(());
+        }
+        self.count_appended(data.len())?;
+        if self.direct.is_some() {
+            return self.write(data);
         }
         if self.pending_len + data.len() > BUF_CAPACITY || self.pending.len() >= MAX_SEGMENTS {
             self.flush()?;
@@ -688,6 +723,10 @@ impl ShardAppender {
         }
         if data.is_empty() {
             return Ok(());
+        }
+        self.count_appended(data.len())?;
+        if self.direct.is_some() {
+            return self.write(&data);
         }
         self.dirty = true;
         if self.pending_len + data.len() > BUF_CAPACITY || self.pending.len() >= MAX_SEGMENTS {
@@ -933,6 +972,50 @@ mod tests {
                     "shard {n}"
                 );
             }
+        }
+    }
+
+    /// With a warm-up, the first bytes go through the page cache and direct I/O
+    /// takes over past the point set (also in the shards after a rotation); the
+    /// shards hold every byte in order.
+    #[test]
+    fn direct_io_takes_over_after_its_warm_up() {
+        let dir = crate::core::shards::direct::tests::disk_dir();
+        let layout = Layout::current(dir.path().join("a"));
+        let mut w = ShardAppender::open(&layout, 24 << 20, false).unwrap();
+        w.set_direct_io_after(true, 5 << 20).unwrap();
+        let mut want = vec![Vec::new()];
+        for i in 0..12u8 {
+            let data = vec![i; (1 << 20) + 333 * i as usize];
+            let (shard, _) = w.place(data.len() as u64).unwrap();
+            if shard as usize == want.len() {
+                want.push(Vec::new());
+            }
+            if i % 2 == 0 {
+                w.write(&data).unwrap();
+            } else {
+                w.write_owned(data.clone()).unwrap();
+            }
+            want[shard as usize].extend_from_slice(&data);
+            if i < 4 {
+                assert!(!w.is_direct(), "direct after {} pieces", i + 1);
+            }
+        }
+        let direct = w.is_direct();
+        w.sync().unwrap();
+        for (n, bytes) in want.iter().enumerate() {
+            assert!(
+                fs::read(layout.shard_path(n as u64)).unwrap() == *bytes,
+                "shard {n}"
+            );
+        }
+        let mut probe =
+            ShardAppender::open(&Layout::current(dir.path().join("p")), 1, false).unwrap();
+        probe.set_direct_io(true).unwrap();
+        if probe.is_direct() {
+            assert!(direct, "direct I/O never took over");
+        } else {
+            eprintln!("no direct I/O in {}", dir.path().display());
         }
     }
 

@@ -73,8 +73,9 @@ pub struct WriterOptions {
     /// Commit at least every this many bytes added.
     pub commit_bytes: u64,
     /// Append to shards with direct I/O (whole blocks past the page cache) where the
-    /// file system does it. Default: on, unless the environment variable
-    /// `BARECAT_DIRECT_IO` is `0`.
+    /// file system does it, once a writer has appended 256 MiB (the bytes before go
+    /// through the page cache, which takes them faster). Default: on, unless the
+    /// environment variable `BARECAT_DIRECT_IO` is `0`.
     pub direct_io: bool,
     /// Write the archive's B-tree sidecar ([`crate::core::sidecar`]) when the writer
     /// finishes. Default: on. (Whatever this says, an old sidecar is removed when
@@ -98,7 +99,7 @@ impl Default for WriterOptions {
 
 fn open_shards(layout: &Layout, limit: u64, opts: &WriterOptions) -> Result<ShardAppender> {
     let mut shards = ShardAppender::open(layout, limit, opts.allow_symlinked_shards)?;
-    shards.set_direct_io(opts.direct_io)?;
+    shards.set_direct_io_after(opts.direct_io, crate::core::shards::direct::WARM_UP)?;
     Ok(shards)
 }
 
