@@ -48,6 +48,8 @@ from .exceptions import (
     FileTooLargeBarecatError as FileTooLargeBarecatError,
     IsADirectoryBarecatError as IsADirectoryBarecatError,
     NotADirectoryBarecatError as NotADirectoryBarecatError,
+    NotAFileBarecatError as NotAFileBarecatError,
+    BelowAFileBarecatError as BelowAFileBarecatError,
     NotEnoughSpaceBarecatError as NotEnoughSpaceBarecatError,
 )
 
@@ -97,6 +99,8 @@ __all__ = [
     "FileNotFoundBarecatError",
     "FileTooLargeBarecatError",
     "IsADirectoryBarecatError",
+    "NotAFileBarecatError",
+    "BelowAFileBarecatError",
     "NotADirectoryBarecatError",
     "NotEnoughSpaceBarecatError",
 ]

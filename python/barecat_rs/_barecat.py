@@ -129,9 +129,9 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping):
         if info is None:
             raise FileNotFoundBarecatError(f"{path}: no such file or directory in archive")
         if isinstance(info, BarecatDirInfo):
-            from .exceptions import IsADirectoryBarecatError
+            from .exceptions import NotAFileBarecatError
 
-            raise IsADirectoryBarecatError(f"{info.path}: is a directory in archive")
+            raise NotAFileBarecatError(f"{info.path}: is a directory in archive")
         return info
 
     def walk(self, path=""):

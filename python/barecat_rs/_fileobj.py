@@ -23,9 +23,12 @@ from ._native import BarecatFileInfo
 from .exceptions import (
     BarecatPermissionError,
     BarecatReadOnlyError,
+    BelowAFileBarecatError,
     FileExistsBarecatError,
     FileNotFoundBarecatError,
     IsADirectoryBarecatError,
+    NotADirectoryBarecatError,
+    NotAFileBarecatError,
 )
 
 #: Content of a file object beyond this many bytes goes to a temporary file (in the
@@ -379,12 +382,19 @@ class BarecatReadWriteFileObject(BarecatFileObject):
                 raise FileExistsBarecatError(f"{path}: file exists in archive")
             if kind == "r" and not is_file:
                 if info is not None:
-                    raise IsADirectoryBarecatError(f"{path}: is a directory in archive")
+                    raise NotAFileBarecatError(f"{path}: is a directory in archive")
                 raise FileNotFoundBarecatError(f"{path}: no such file in archive")
             raise BarecatReadOnlyError(
                 f"{path}: cannot open for writing (mode {mode!r}), the archive is read-only"
             )
-        norm, info = bc._fileobj_target(path)
+        try:
+            norm, info = bc._fileobj_target(path)
+        except (IsADirectoryBarecatError, NotADirectoryBarecatError) as e:
+            if kind != "r":
+                raise
+            # 'r+' needs an existing file: Python barecat's FileNotFoundBarecatError.
+            cls = NotAFileBarecatError if isinstance(e, IsADirectoryError) else BelowAFileBarecatError
+            raise cls(str(e)) from None
         if kind == "x" and info is not None:
             raise FileExistsBarecatError(f"{norm}: file exists in archive")
         if kind == "r" and info is None:

@@ -31,6 +31,16 @@ class NotADirectoryBarecatError(BarecatError, NotADirectoryError):
     """A file where a directory is needed (for example a parent of a new path)."""
 
 
+class NotAFileBarecatError(IsADirectoryBarecatError, FileNotFoundBarecatError):
+    """A directory opened as a file for reading (``open(path)``, ``'r+'``). Python
+    barecat raises ``FileNotFoundBarecatError`` there, which this is too."""
+
+
+class BelowAFileBarecatError(NotADirectoryBarecatError, FileNotFoundBarecatError):
+    """A path below a file opened for reading and writing (``'r+'``): a
+    ``NotADirectoryError``, and the ``FileNotFoundBarecatError`` of Python barecat."""
+
+
 class BarecatIntegrityError(BarecatError, ValueError):
     """Stored bytes do not match their checksum, or the index points at bytes the
     shards do not hold."""

@@ -191,7 +191,9 @@ def test_every_mode_matches_python_barecat(tmp_path, mode, path):
 @pytest.mark.parametrize("path", ["d", "e.bin/below", "d/f.txt/below"])
 def test_directory_or_file_parent_fails_like_python_and_changes_nothing(tmp_path, mode, path):
     """Python barecat fails when the file object is closed, barecat_rs when it is
-    opened: the same exception type, and nothing stored either way."""
+    opened: the same exception type (for 'r+', Python's FileNotFoundBarecatError
+    that is also the IsADirectoryError or NotADirectoryError of a real file
+    system), and nothing stored either way."""
     ours, theirs = make_pair(tmp_path)
 
     def run(bc):
@@ -202,16 +204,39 @@ def test_directory_or_file_parent_fails_like_python_and_changes_nothing(tmp_path
     got, want = attempt(lambda: run(ours)), attempt(lambda: run(theirs))
     if want[0] == "ok":
         pytest.fail(f"Python barecat accepted {path!r}")
-    if mode.startswith("r") and want == ("exc", "FileNotFound"):
-        # 'r+' of a directory, or below a file: what a real file system says
-        # (Python barecat only says that there is no such file).
-        assert got == ("exc", "IsADirectory" if path == "d" else "NotADirectory")
-    else:
-        assert got == want
+    assert got == want
+    if mode.startswith("r"):
+        # 'r+' of a directory, or below a file: Python barecat's
+        # FileNotFoundBarecatError, which is also what a real file system says.
+        with pytest.raises(IsADirectoryError if path == "d" else NotADirectoryError):
+            run(ours)
     ours.close()
     assert contents_by_python(tmp_path / "ours.barecat") == INITIAL
     assert python_verify(tmp_path / "ours.barecat")
     theirs.close()
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+@pytest.mark.parametrize("mode", ["rb", "r"])
+def test_reading_a_directory_is_file_not_found_as_in_python(tmp_path, mode, readonly):
+    """``bc.open(dir)``: Python barecat says FileNotFoundBarecatError; ours is one
+    too (code catching it keeps working) and also an IsADirectoryError."""
+    barecat = python_barecat()
+    ours, theirs = make_pair(tmp_path)
+    ours.close()
+    theirs.close()
+    with Barecat(tmp_path / "ours.barecat", readonly=readonly) as o, barecat.Barecat(
+        str(tmp_path / "theirs.barecat"), readonly=readonly
+    ) as t:
+        with pytest.raises(barecat.FileNotFoundBarecatError):
+            t.open("d", mode)
+        with pytest.raises(FileNotFoundBarecatError) as e:
+            o.open("d", mode)
+        assert isinstance(e.value, IsADirectoryError)
+        assert isinstance(e.value, barecat_rs.NotAFileBarecatError)
+        assert "d: " in str(e.value)
+        # Below a file: no such file, in both.
+        assert attempt(lambda: o.open("e.bin/x", mode)) == attempt(lambda: t.open("e.bin/x", mode))
 
 
 @pytest.mark.parametrize("mode", ["r+b", "wb", "w+b", "xb", "x+b", "ab", "a+b", "w", "r+"])
