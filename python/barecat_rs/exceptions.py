@@ -60,6 +60,12 @@ class BarecatValueError(BarecatError, ValueError):
     file that is not an archive."""
 
 
+class BarecatTypeError(BarecatError, TypeError, ValueError):
+    """Data that cannot be stored: not a bytes-like object (a ``str``, ``None``, a
+    list, a number). A ``TypeError``, and the ``ValueError`` Python barecat raises
+    for most such values."""
+
+
 class BarecatPermissionError(BarecatError, PermissionError):
     """Writing to an archive opened read-only (or append-only), or through a
     symlinked shard."""

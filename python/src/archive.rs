@@ -112,12 +112,22 @@ pub fn with_bytes<T>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<
     if let Ok(b) = data.cast::<PyBytes>() {
         return f(b.as_bytes());
     }
+    let not_bytes = || {
+        let kind = data
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".into());
+        crate::errors::new_err(
+            data.py(),
+            "BarecatTypeError",
+            format!("a bytes-like object is required, not '{kind}'"),
+        )
+    };
     if data.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(
-            "a bytes-like object is required, not 'str'",
-        ));
+        return Err(not_bytes());
     }
-    let buf = PyUntypedBuffer::get(data)?;
+    let buf = PyUntypedBuffer::get(data).map_err(|_| not_bytes())?;
     if !buf.is_c_contiguous() {
         let copy = data
             .py()

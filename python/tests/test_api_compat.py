@@ -340,6 +340,26 @@ def test_bad_paths_leave_archive_unchanged(pair):
     assert snapshot(rs_path) == before
 
 
+@pytest.mark.parametrize("value", [123, "text", None, [1, 2], 1.5])
+def test_values_that_are_not_bytes(pair, value):
+    """``bc[path] = value`` of a value that is not bytes-like: ours raises an
+    instance of the class Python barecat raises (TypeError for some values,
+    ValueError for others), and stores nothing."""
+    py_path, rs_path = pair
+    before = snapshot(rs_path)
+    with barecat.Barecat(py_path, readonly=False) as p:
+        with pytest.raises(Exception) as want:
+            p["new.bin"] = value
+    with barecat_rs.Barecat(rs_path, readonly=False) as r:
+        with pytest.raises(barecat_rs.BarecatTypeError) as got:
+            r["new.bin"] = value
+    builtin = next(c for c in type(want.value).__mro__ if c.__module__ == "builtins")
+    assert builtin in (TypeError, ValueError), type(want.value)
+    assert isinstance(got.value, builtin)
+    assert type(value).__name__ in str(got.value)
+    assert snapshot(rs_path) == before
+
+
 def test_closed_archive(pair):
     _, rs_path = pair
     r = barecat_rs.Barecat(rs_path)
