@@ -103,16 +103,19 @@ def merge_symlink(source_paths, target_path, overwrite=False, ignore_duplicates=
     """Join archives without copying: the target's shards link to the sources'.
     Python barecat's order (sources first); ``merge_symlink(output, inputs)`` (the
     earlier barecat_rs form) returns a dict of counts."""
+    if pattern or filter_rules:
+        # Python barecat refuses them too (it exits the process).
+        from .exceptions import BarecatValueError
+
+        raise BarecatValueError("merge_symlink: a pattern or filter rules are not "
+                                "supported with symlinks (the shards are linked whole)")
+    kw = dict(overwrite=overwrite, ignore_duplicates=ignore_duplicates, prefix=prefix,
+              as_subdirs=as_subdirs)
     if not _is_path_list(source_paths) and _is_path_list(target_path):
         source_paths, target_path = target_path, source_paths
         return _native.merge_symlink(os.fspath(target_path),
-                                     [os.fspath(p) for p in source_paths],
-                                     overwrite=overwrite, ignore_duplicates=ignore_duplicates)
-    if as_subdirs or prefix or pattern is not None or filter_rules is not None:
-        raise NotImplementedError("merge_symlink: as_subdirs, prefix, pattern and "
-                                  "filter_rules are not supported by barecat_rs")
-    _native.merge_symlink(os.fspath(target_path), [os.fspath(p) for p in source_paths],
-                          overwrite=overwrite, ignore_duplicates=ignore_duplicates)
+                                     [os.fspath(p) for p in source_paths], **kw)
+    _native.merge_symlink(os.fspath(target_path), [os.fspath(p) for p in source_paths], **kw)
 
 
 def extract(barecat_path, target_directory):

@@ -45,7 +45,12 @@ def merge_symlink(
 ) -> None: ...
 @overload
 def merge_symlink(
-    source_paths: _Path, target_path: Sequence[_Path], overwrite: bool = False, ignore_duplicates: bool = False
+    source_paths: _Path,
+    target_path: Sequence[_Path],
+    overwrite: bool = False,
+    ignore_duplicates: bool = False,
+    as_subdirs: bool = False,
+    prefix: str | None = None,
 ) -> dict[str, int | None]: ...
 def extract(barecat_path: _Path, target_directory: _Path) -> None: ...
 def builtins_open(path: _Path, mode: str) -> Any: ...

@@ -29,21 +29,26 @@ fn report_dict<'py>(
 
 /// Join archives into `output` without copying data: the output's shards are
 /// symbolic links to the inputs' shards (which must then stay where they are and
-/// must not be modified). Returns a dict of counts.
+/// must not be modified). Each input's files go below `prefix` and, with
+/// `as_subdirs`, a directory named after the input. Returns a dict of counts.
 #[pyfunction]
-#[pyo3(signature = (output, inputs, overwrite=false, ignore_duplicates=false))]
+#[pyo3(signature = (output, inputs, overwrite=false, ignore_duplicates=false, prefix=None,
+                    as_subdirs=false))]
 pub fn merge_symlink<'py>(
     py: Python<'py>,
     output: PathBuf,
     inputs: Vec<PathBuf>,
     overwrite: bool,
     ignore_duplicates: bool,
+    prefix: Option<String>,
+    as_subdirs: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = SymlinkMergeOptions {
         overwrite,
         ignore_duplicates,
         sidecar: true,
-        ..SymlinkMergeOptions::default()
+        prefix: prefix.filter(|p| !p.is_empty()),
+        as_subdirs,
     };
     let r = py
         .detach(|| barecat::maint::merge_symlink::merge_symlink(&output, &inputs, &opts))
