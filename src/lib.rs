@@ -49,6 +49,20 @@ pub use crate::core::error::{Error, Result};
 pub use crate::core::format::layout::Layout;
 pub use crate::core::writer::{ArchiveWriter, CreateMode, Removed, WriteStats, WriterOptions};
 
+/// The shell completion script of the command-line program `program` (`barecat` or
+/// one of the `barecat-<command>` programs) for `shell` (`bash`, `zsh` or `fish`),
+/// generated from the command definitions: what `barecat completion-script SHELL
+/// PROGRAM` prints. `None` for an unknown shell or program.
+pub fn completion_script(shell: &str, program: &str) -> Option<Vec<u8>> {
+    let shell = match shell {
+        "bash" => clap_complete::Shell::Bash,
+        "zsh" => clap_complete::Shell::Zsh,
+        "fish" => clap_complete::Shell::Fish,
+        _ => return None,
+    };
+    cli::docs::completion(shell, program)
+}
+
 /// Run the command-line program `program` (`barecat`, `barecat-create`, …) with this
 /// process's arguments: what each of the crate's binaries does. Exit status 0 on
 /// success, 1 on failure, 2 on a usage error.

@@ -240,7 +240,9 @@ def get_cached_reader(path, auto_codec=None):
 def get_completion_script(shell="bash"):
     """The path of the completion script of the ``barecat`` command for ``shell``
     (``'bash'``, ``'zsh'`` or ``'fish'``), as Python barecat returns it (a path
-    to ``source``)."""
+    to ``source``): the one installed beside the package or in the source tree,
+    else one generated from the command's definitions into the user's cache
+    directory (``$XDG_CACHE_HOME/barecat_rs/completions``)."""
     names = {"bash": ("bash", "barecat"), "zsh": ("zsh", "_barecat"),
              "fish": ("fish", "barecat.fish")}
     if shell not in names:
@@ -252,7 +254,21 @@ def get_completion_script(shell="bash"):
         p = os.path.normpath(os.path.join(base, sub, name))
         if os.path.isfile(p):
             return p
-    raise FileNotFoundError(f"the {shell} completion script of barecat is not installed")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    target = os.path.join(cache, "barecat_rs", "completions", sub, name)
+    script = _native.completion_script(shell)
+    try:
+        with builtins_open(target, "rb") as f:
+            if f.read() == script:
+                return target
+    except OSError:
+        pass
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with builtins_open(tmp, "wb") as f:
+        f.write(script)
+    os.replace(tmp, target)
+    return target
 
 
 class Sharder:

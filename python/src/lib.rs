@@ -48,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tools::merge, m)?)?;
     m.add_function(wrap_pyfunction!(tools::merge_symlink, m)?)?;
     m.add_function(wrap_pyfunction!(tools::crc32c, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::completion_script, m)?)?;
     m.add_function(wrap_pyfunction!(tools::remote_stats, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     archive::pyindex::register(m)?;

@@ -9,7 +9,7 @@ use barecat::ingest::Duplicates;
 use barecat::maint::merge::{MergeOptions, OutputMode};
 use barecat::maint::merge_symlink::SymlinkMergeOptions;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::errors::PyResultExt;
 
@@ -103,6 +103,13 @@ pub fn merge<'py>(
         .detach(|| barecat::maint::merge::merge(&output, &inputs, &opts, &Progress::hidden()))
         .py()?;
     report_dict(py, &r)
+}
+
+/// The completion script of the `barecat` command for `shell` (`bash`, `zsh`,
+/// `fish`), generated from its command definitions; `None` for another shell.
+#[pyfunction]
+pub fn completion_script<'py>(py: Python<'py>, shell: &str) -> Option<Bound<'py, PyBytes>> {
+    barecat::completion_script(shell, "barecat").map(|s| PyBytes::new(py, &s))
 }
 
 /// CRC-32C (Castagnoli) of a bytes-like object, as stored in the index.

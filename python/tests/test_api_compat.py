@@ -484,6 +484,30 @@ def test_module_functions(tmp_path, pair):
     assert barecat_rs.SHARD_SIZE_UNLIMITED == barecat.SHARD_SIZE_UNLIMITED
 
 
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_script_of_an_installed_package(tmp_path, monkeypatch, shell):
+    """Without the source tree's completions/ (an installed wheel), the script is
+    generated into the user's cache directory: the same bytes as the committed
+    one, written again only when they change."""
+    from barecat_rs import _api
+
+    repo = os.path.normpath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+    committed = {"bash": "bash/barecat", "zsh": "zsh/_barecat", "fish": "fish/barecat.fish"}
+    with open(os.path.join(repo, "completions", committed[shell]), "rb") as f:
+        want = f.read()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(_api.os.path, "isfile", lambda p: False)
+    path = barecat_rs.get_completion_script(shell)
+    assert path.startswith(str(tmp_path))
+    with open(path, "rb") as f:
+        assert f.read() == want
+    mtime = os.stat(path).st_mtime_ns
+    assert barecat_rs.get_completion_script(shell) == path
+    assert os.stat(path).st_mtime_ns == mtime
+    with pytest.raises(ValueError):
+        barecat_rs.get_completion_script("tcsh")
+
+
 def test_exception_hierarchy():
     for name in ("BarecatError", "BarecatIntegrityError", "DirectoryNotEmptyBarecatError",
                  "FileExistsBarecatError", "FileNotFoundBarecatError",
