@@ -32,7 +32,48 @@ enum Seg {
     /// A segment without wildcards.
     Literal(String),
     /// A segment with wildcards; `no_dot`: may not match a name starting with `.`.
-    Wild { re: Regex, no_dot: bool },
+    Wild { m: Wild, no_dot: bool },
+}
+
+/// How a segment with wildcards is matched against one name.
+#[derive(Debug, Clone)]
+enum Wild {
+    /// Only `*` wildcards: the literal pieces between them (the first and last
+    /// possibly empty), found in order; no regex needed (`*.jpg`, `item_1*`).
+    Stars(Vec<String>),
+    /// Anything else (`?`, classes): an anchored regex.
+    Re(Regex),
+}
+
+impl Wild {
+    fn is_match(&self, name: &str) -> bool {
+        match self {
+            Wild::Re(re) => re.is_match(name),
+            Wild::Stars(pieces) => {
+                let (Some((first, rest)), Some(last)) = (pieces.split_first(), pieces.last())
+                else {
+                    return false;
+                };
+                let mid = &rest[..rest.len().saturating_sub(1)];
+                // (An empty piece is skipped rather than compared: a call to memcmp
+                // per name was a tenth of a `**/*.txt` glob.)
+                if name.len() < first.len() + last.len()
+                    || (!first.is_empty() && !name.starts_with(first.as_str()))
+                    || (!last.is_empty() && !name.ends_with(last.as_str()))
+                {
+                    return false;
+                }
+                let mut hay = &name[first.len()..name.len() - last.len()];
+                for p in mid.iter().filter(|p| !p.is_empty()) {
+                    match hay.find(p.as_str()) {
+                        Some(i) => hay = &hay[i + p.len()..],
+                        None => return false,
+                    }
+                }
+                true
+            }
+        }
+    }
 }
 
 /// A compiled pattern.
@@ -61,6 +102,13 @@ impl Glob {
                 }
             } else if !has_wildcards(part) {
                 segs.push(Seg::Literal(part.to_string()));
+            } else if !part.contains(['?', '[']) {
+                let no_dot = !opts.include_hidden && part.starts_with('*');
+                let pieces = part.split('*').map(str::to_string).collect();
+                segs.push(Seg::Wild {
+                    m: Wild::Stars(pieces),
+                    no_dot,
+                });
             } else {
                 let no_dot = !opts.include_hidden && part.starts_with(['*', '?']);
                 let body = translate_segment(part);
@@ -75,7 +123,10 @@ impl Glob {
                             .trim()
                             .to_string(),
                     })?;
-                segs.push(Seg::Wild { re, no_dot });
+                segs.push(Seg::Wild {
+                    m: Wild::Re(re),
+                    no_dot,
+                });
             }
         }
         let end = pattern.find(['*', '?', '[']).unwrap_or(pattern.len());
@@ -118,14 +169,45 @@ impl Glob {
             return match seg {
                 Seg::AnySegments => self.visible(path),
                 Seg::Literal(l) => l == path,
-                Seg::Wild { re, no_dot } => {
-                    !(*no_dot && path.starts_with('.')) && re.is_match(path)
-                }
+                Seg::Wild { .. } => self.seg_matches(seg, path),
             };
+        }
+        if let Some((Seg::AnySegments, tail)) = self.segs.split_first() {
+            if !tail.is_empty() && !tail.iter().any(|s| matches!(s, Seg::AnySegments)) {
+                // `**/a/b*`: the last names are the tail's, the ones before are what
+                // `**` takes (zero or more, all visible).
+                let mut names = path.rsplitn(tail.len() + 1, '/');
+                for seg in tail.iter().rev() {
+                    match names.next() {
+                        Some(n) if self.seg_matches(seg, n) => {}
+                        _ => return false,
+                    }
+                }
+                return match names.next() {
+                    None => true,
+                    Some(_) if self.include_hidden => true,
+                    Some(rest) => {
+                        !(rest.is_empty()
+                            || rest.starts_with('.')
+                            || rest.ends_with('/')
+                            || rest.contains("/.")
+                            || rest.contains("//"))
+                    }
+                };
+            }
         }
         let names: Vec<&str> = path.split('/').collect();
         let mut failed = vec![false; (self.segs.len() + 1) * (names.len() + 1)];
         self.match_from(0, 0, &names, &mut failed)
+    }
+
+    /// Does one name match one segment other than `**`?
+    fn seg_matches(&self, seg: &Seg, name: &str) -> bool {
+        match seg {
+            Seg::Literal(l) => l == name,
+            Seg::Wild { m, no_dot } => !(*no_dot && name.starts_with('.')) && m.is_match(name),
+            Seg::AnySegments => false,
+        }
     }
 
     fn all_visible(&self, path: &str) -> bool {
@@ -164,13 +246,7 @@ impl Glob {
             }
             Some(seg) => {
                 j < names.len()
-                    && match seg {
-                        Seg::Literal(l) => l == names[j],
-                        Seg::Wild { re, no_dot } => {
-                            !(*no_dot && names[j].starts_with('.')) && re.is_match(names[j])
-                        }
-                        Seg::AnySegments => unreachable!("handled above"),
-                    }
+                    && self.seg_matches(seg, names[j])
                     && self.match_from(i + 1, j + 1, names, failed)
             }
         };
@@ -434,6 +510,76 @@ mod tests {
         assert!(!r.selects("keep/a.tmp"));
         assert!(r.selects("keep/a.txt"));
         assert!(r.selects("other"));
+    }
+
+    /// `*`-only segments are matched without a regex, and `**/…` patterns without
+    /// the memo: both agree with the regex and the general matcher.
+    #[test]
+    fn fast_paths_agree_with_the_general_ones() {
+        let names = [
+            "",
+            "a",
+            ".a",
+            "ab",
+            "abc",
+            "a.txt",
+            ".txt",
+            "txt",
+            "x.txt.gz",
+            "ba",
+            "aba",
+            "ää.txt",
+            "item_00001.txt",
+            "item_000012.txt",
+            "*",
+            "a*b",
+        ];
+        let patterns = [
+            "*",
+            "**",
+            "*.txt",
+            "a*",
+            "*a",
+            "a*a",
+            "*b*",
+            "item_00001*.txt",
+            "*.*",
+            "a**b",
+            "ä*",
+            "*t*x*t",
+        ];
+        for pat in patterns {
+            let stars = Wild::Stars(pat.split('*').map(str::to_string).collect());
+            let re = Wild::Re(Regex::new(&format!("^(?s:{})$", translate_segment(pat))).unwrap());
+            for n in names {
+                assert_eq!(stars.is_match(n), re.is_match(n), "{pat:?} on {n:?}");
+            }
+        }
+        let paths = [
+            "a.txt",
+            "x/a.txt",
+            "x/y/a.txt",
+            ".x/a.txt",
+            "x/.y/z.txt",
+            "a/b",
+            "a",
+            "x/a.txt/b",
+        ];
+        for pat in ["**/*.txt", "**/y/*.txt", "**/a", "**/*/*.txt", "**/.y/*"] {
+            for hidden in [false, true] {
+                let opts = GlobOptions {
+                    recursive: true,
+                    include_hidden: hidden,
+                };
+                let g = Glob::new(pat, opts).unwrap();
+                for p in paths {
+                    let names: Vec<&str> = p.split('/').collect();
+                    let mut failed = vec![false; (g.segs.len() + 1) * (names.len() + 1)];
+                    let general = g.match_from(0, 0, &names, &mut failed);
+                    assert_eq!(g.is_match(p), general, "{pat:?} on {p:?}, hidden {hidden}");
+                }
+            }
+        }
     }
 
     #[test]

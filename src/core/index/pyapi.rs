@@ -193,18 +193,51 @@ impl Index {
         }
         let mut out = Vec::new();
         for (prefix, pre) in &ranges {
+            let mut runs = Vec::with_capacity(tables.len());
             for &(table, is_dir) in &tables {
                 let found =
                     self.paths_with_prefix(table, prefix, pre.as_deref(), &|p| glob.is_match(p))?;
-                out.extend(found.into_iter().map(|p| (p, is_dir)));
+                runs.push((found, is_dir));
             }
+            merge_sorted(&mut out, runs);
         }
-        // One range of one table comes sorted already.
-        if ranges.len() > 1 || tables.len() > 1 {
+        // The ranges of several directories need not follow each other in path
+        // order (`a-b/` sorts before `a/`).
+        if ranges.len() > 1 {
             out.sort();
         }
         Ok(out)
     }
+}
+
+/// Append to `out` the union of `runs` (each sorted by path, at most two: files
+/// and directories), in path order. The directories are few next to the files:
+/// each is placed by a binary search, so the files are compared about
+/// `dirs × log(files)` times, not once each.
+fn merge_sorted(out: &mut Vec<(String, bool)>, mut runs: Vec<(Vec<String>, bool)>) {
+    let Some((small, small_dir)) = runs.pop() else {
+        return;
+    };
+    let Some((large, large_dir)) = runs.pop() else {
+        out.extend(small.into_iter().map(|p| (p, small_dir)));
+        return;
+    };
+    let (small, small_dir, large, large_dir) = if small.len() <= large.len() {
+        (small, small_dir, large, large_dir)
+    } else {
+        (large, large_dir, small, small_dir)
+    };
+    out.reserve(small.len() + large.len());
+    let mut large = large.into_iter();
+    for p in small {
+        // The remaining entries of the large run that sort before `p`.
+        let n = large
+            .as_slice()
+            .partition_point(|q| q.as_str() < p.as_str());
+        out.extend(large.by_ref().take(n).map(|q| (q, large_dir)));
+        out.push((p, small_dir));
+    }
+    out.extend(large.map(|q| (q, large_dir)));
 }
 
 impl Index {
@@ -240,7 +273,7 @@ impl Index {
 
 #[cfg(test)]
 mod tests {
-    use super::sqlite_prefilter;
+    use super::{merge_sorted, sqlite_prefilter};
 
     #[test]
     fn prefilters_overmatch_python_globs() {
@@ -257,5 +290,37 @@ mod tests {
         assert_eq!(sqlite_prefilter("x[-a]"), None);
         assert_eq!(sqlite_prefilter("x[ab"), None);
         assert_eq!(sqlite_prefilter("a/"), None);
+    }
+
+    #[test]
+    fn merged_runs_are_in_path_order() {
+        let files: Vec<String> = ["a-b/x", "a/b", "a/c/d", "b", "z/z"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let dirs: Vec<String> = ["a", "a-b", "a/c", "c", "zz"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for (x, y) in [(false, true), (true, false)] {
+            let mut out = vec![("first".to_string(), false)];
+            let runs = if x {
+                vec![(dirs.clone(), true), (files.clone(), false)]
+            } else {
+                vec![(files.clone(), false), (dirs.clone(), true)]
+            };
+            merge_sorted(&mut out, runs);
+            let mut want: Vec<(String, bool)> = files
+                .iter()
+                .map(|p| (p.clone(), false))
+                .chain(dirs.iter().map(|p| (p.clone(), true)))
+                .collect();
+            want.sort();
+            want.insert(0, ("first".to_string(), false));
+            assert_eq!(out, want, "{x} {y}");
+        }
+        let mut out = Vec::new();
+        merge_sorted(&mut out, vec![(files.clone(), false)]);
+        assert_eq!(out.len(), files.len());
     }
 }
