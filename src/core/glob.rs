@@ -185,20 +185,40 @@ impl Glob {
                 }
                 return match names.next() {
                     None => true,
-                    Some(_) if self.include_hidden => true,
-                    Some(rest) => {
-                        !(rest.is_empty()
-                            || rest.starts_with('.')
-                            || rest.ends_with('/')
-                            || rest.contains("/.")
-                            || rest.contains("//"))
+                    Some(rest) => self.all_visible_names(rest),
+                };
+            }
+        }
+        if let Some((Seg::AnySegments, head)) = self.segs.split_last() {
+            if !head.is_empty() && !head.iter().any(|s| matches!(s, Seg::AnySegments)) {
+                // `a/b*/**`: the first names are the head's, then at least one more,
+                // all visible.
+                let mut names = path.splitn(head.len() + 1, '/');
+                for seg in head {
+                    match names.next() {
+                        Some(n) if self.seg_matches(seg, n) => {}
+                        _ => return false,
                     }
+                }
+                return match names.next() {
+                    None => false,
+                    Some(rest) => self.all_visible_names(rest),
                 };
             }
         }
         let names: Vec<&str> = path.split('/').collect();
         let mut failed = vec![false; (self.segs.len() + 1) * (names.len() + 1)];
         self.match_from(0, 0, &names, &mut failed)
+    }
+
+    /// Are all the `/`-separated names of `rest` (at least one) visible?
+    fn all_visible_names(&self, rest: &str) -> bool {
+        self.include_hidden
+            || !(rest.is_empty()
+                || rest.starts_with('.')
+                || rest.ends_with('/')
+                || rest.contains("/.")
+                || rest.contains("//"))
     }
 
     /// Does one name match one segment other than `**`?
@@ -565,7 +585,19 @@ mod tests {
             "a",
             "x/a.txt/b",
         ];
-        for pat in ["**/*.txt", "**/y/*.txt", "**/a", "**/*/*.txt", "**/.y/*"] {
+        for pat in [
+            "**/*.txt",
+            "**/y/*.txt",
+            "**/a",
+            "**/*/*.txt",
+            "**/.y/*",
+            "x/**",
+            "*/**",
+            "x/y/**",
+            ".x/**",
+            "x/.y/**",
+            "a/**",
+        ] {
             for hidden in [false, true] {
                 let opts = GlobOptions {
                     recursive: true,

@@ -182,10 +182,15 @@ impl Index {
                 .into_iter()
                 .map(|d| (format!("{d}/"), None))
                 .collect(),
-            None => vec![(
-                glob.literal_prefix().to_owned(),
-                sqlite_prefilter(glob.as_str()),
-            )],
+            None => {
+                let prefix = glob.literal_prefix().to_owned();
+                // `prefix*` leaves out nothing the range of `prefix` holds.
+                let pre = sqlite_prefilter(glob.as_str()).filter(|f| {
+                    f.strip_prefix(prefix.as_str())
+                        .is_none_or(|rest| rest.chars().any(|c| c != '*'))
+                });
+                vec![(prefix, pre)]
+            }
         };
         let mut tables = vec![(Table::Files, false)];
         if !only_files {
