@@ -772,7 +772,7 @@ impl Archive {
         )
         .py()?;
         let found = self.lookup(py, move |i| i.glob_paths(&glob, only_files))?;
-        Ok(found.into_iter().map(|(p, _)| p).collect())
+        Ok(found.iter().map(|(p, _)| p.to_owned()).collect())
     }
 
     /// One page of file infos in `order` ("path", "address", "insertion") after

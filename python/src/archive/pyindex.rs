@@ -63,16 +63,16 @@ pub fn _ix_glob<'py>(
         let found = bc
             .get()
             .lookup(py, move |i| i.glob_paths(&glob, only_files))?;
-        return PyList::new(py, found.into_iter().map(|(p, _)| p));
+        return PyList::new(py, found.iter().map(|(p, _)| p));
     }
     let found = bc.get().lookup(py, move |i| {
         let paths = i.glob_paths(&glob, only_files)?;
         let mut out = Vec::with_capacity(paths.len());
-        for (p, is_dir) in paths {
+        for (p, is_dir) in paths.iter() {
             let e = if is_dir {
-                i.dir(&p)?.map(Entry::Dir)
+                i.dir(p)?.map(Entry::Dir)
             } else {
-                i.file(&p)?.map(Entry::File)
+                i.file(p)?.map(Entry::File)
             };
             out.extend(e);
         }

@@ -58,6 +58,7 @@ pub(crate) use decode::{decode_dir, decode_file};
 pub use extents::RawExtent;
 pub(crate) use lookup::prefix_upper_bound;
 pub use lookup::ShardUsage;
+pub use pyapi::PathList;
 pub use scan::{Bind, Cmp, Columns, Cond, ScanKey, ScanOrder, ScanPage, ScanSpec, Table};
 pub use stats::{SizeRow, StatsMismatch};
 pub use write::Totals;

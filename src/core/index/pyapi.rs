@@ -9,6 +9,66 @@ use crate::core::glob::{has_wildcards, Glob, GlobOptions};
 /// Rows per query of the path scans here.
 const PATH_PAGE: usize = 65_536;
 
+/// Paths packed into one buffer, each with whether it is a directory: what the
+/// scans of many paths return, without an allocation per path (a million paths
+/// are a million `malloc`s and `free`s otherwise).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PathList {
+    text: String,
+    /// Where each path ends in `text` (it starts where the one before ends), and
+    /// whether it is a directory.
+    items: Vec<(usize, bool)>,
+}
+
+impl PathList {
+    /// Number of paths.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// No path at all.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Path `k` and whether it is a directory.
+    pub fn get(&self, k: usize) -> (&str, bool) {
+        let start = if k == 0 { 0 } else { self.items[k - 1].0 };
+        let (end, is_dir) = self.items[k];
+        (&self.text[start..end], is_dir)
+    }
+
+    /// The paths in order, each with whether it is a directory.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, bool)> + '_ {
+        let mut start = 0;
+        self.items.iter().map(move |&(end, is_dir)| {
+            let p = &self.text[start..end];
+            start = end;
+            (p, is_dir)
+        })
+    }
+
+    fn push(&mut self, path: &str, is_dir: bool) {
+        self.text.push_str(path);
+        self.items.push((self.text.len(), is_dir));
+    }
+
+    /// The same paths sorted by path (bytewise).
+    fn sorted(self) -> PathList {
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by(|&a, &b| self.get(a).cmp(&self.get(b)));
+        let mut out = PathList {
+            text: String::with_capacity(self.text.len()),
+            items: Vec::with_capacity(self.len()),
+        };
+        for k in order {
+            let (p, d) = self.get(k);
+            out.push(p, d);
+        }
+        out
+    }
+}
+
 /// The `WHERE` condition of `rules` (sign, SQLite `GLOB` pattern), joined as Python
 /// barecat joins them: the first rule as it is, then `OR path GLOB p` for each
 /// further include and `AND path NOT GLOB p` for each further exclude, with SQL's
@@ -139,17 +199,31 @@ impl Index {
         filter: Option<&str>,
         keep: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<String>> {
+        let list = self.path_list_with_prefix(table, prefix, filter, keep)?;
+        Ok(list.iter().map(|(p, _)| p.to_owned()).collect())
+    }
+
+    /// [`Self::paths_with_prefix`] into a [`PathList`] (each marked a directory
+    /// when `table` is [`Table::Dirs`]).
+    fn path_list_with_prefix(
+        &self,
+        table: Table,
+        prefix: &str,
+        filter: Option<&str>,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<PathList> {
         let mut spec = ScanSpec::new(table, ScanOrder::Path)
             .paths_only(true)
             .with(Cond::Prefix(prefix.as_bytes().to_vec()));
         if let Some(f) = filter {
             spec = spec.with(Cond::Glob(vec![f.to_owned()]));
         }
-        let mut out = Vec::new();
+        let is_dir = table == Table::Dirs;
+        let mut out = PathList::default();
         self.scan_each_row(&spec, PATH_PAGE, &mut |row| {
             let p = self.path_of(row)?;
             if !p.is_empty() && keep(p) {
-                out.push(p.to_owned());
+                out.push(p, is_dir);
             }
             Ok(())
         })?;
@@ -176,7 +250,7 @@ impl Index {
     /// ranges of the directories that can hold a match ([`Self::glob_parents`]),
     /// else the range of the pattern's literal prefix, where SQLite leaves out
     /// what cannot match ([`sqlite_prefilter`]) before the exact match here.
-    pub fn glob_paths(&self, glob: &Glob, only_files: bool) -> Result<Vec<(String, bool)>> {
+    pub fn glob_paths(&self, glob: &Glob, only_files: bool) -> Result<PathList> {
         let ranges: Vec<(String, Option<String>)> = match self.glob_parents(glob)? {
             Some(parents) => parents
                 .into_iter()
@@ -192,24 +266,26 @@ impl Index {
                 vec![(prefix, pre)]
             }
         };
-        let mut tables = vec![(Table::Files, false)];
+        let mut tables = vec![Table::Files];
         if !only_files {
-            tables.push((Table::Dirs, true));
+            tables.push(Table::Dirs);
         }
-        let mut out = Vec::new();
+        let mut out = PathList::default();
         for (prefix, pre) in &ranges {
             let mut runs = Vec::with_capacity(tables.len());
-            for &(table, is_dir) in &tables {
-                let found =
-                    self.paths_with_prefix(table, prefix, pre.as_deref(), &|p| glob.is_match(p))?;
-                runs.push((found, is_dir));
+            for &table in &tables {
+                runs.push(
+                    self.path_list_with_prefix(table, prefix, pre.as_deref(), &|p| {
+                        glob.is_match(p)
+                    })?,
+                );
             }
             merge_sorted(&mut out, runs);
         }
         // The ranges of several directories need not follow each other in path
         // order (`a-b/` sorts before `a/`).
         if ranges.len() > 1 {
-            out.sort();
+            out = out.sorted();
         }
         Ok(out)
     }
@@ -219,30 +295,46 @@ impl Index {
 /// and directories), in path order. The directories are few next to the files:
 /// each is placed by a binary search, so the files are compared about
 /// `dirs × log(files)` times, not once each.
-fn merge_sorted(out: &mut Vec<(String, bool)>, mut runs: Vec<(Vec<String>, bool)>) {
-    let Some((small, small_dir)) = runs.pop() else {
+fn merge_sorted(out: &mut PathList, mut runs: Vec<PathList>) {
+    let Some(small) = runs.pop() else {
         return;
     };
-    let Some((large, large_dir)) = runs.pop() else {
-        out.extend(small.into_iter().map(|p| (p, small_dir)));
+    let Some(large) = runs.pop() else {
+        for (p, d) in small.iter() {
+            out.push(p, d);
+        }
         return;
     };
-    let (small, small_dir, large, large_dir) = if small.len() <= large.len() {
-        (small, small_dir, large, large_dir)
+    let (small, large) = if small.len() <= large.len() {
+        (small, large)
     } else {
-        (large, large_dir, small, small_dir)
+        (large, small)
     };
-    out.reserve(small.len() + large.len());
-    let mut large = large.into_iter();
-    for p in small {
-        // The remaining entries of the large run that sort before `p`.
-        let n = large
-            .as_slice()
-            .partition_point(|q| q.as_str() < p.as_str());
-        out.extend(large.by_ref().take(n).map(|q| (q, large_dir)));
-        out.push((p, small_dir));
+    out.text.reserve(small.text.len() + large.text.len());
+    out.items.reserve(small.len() + large.len());
+    let mut next = 0; // the first entry of `large` not yet in `out`
+    for (p, d) in small.iter() {
+        // The entries of `large` from `next` on that sort before `p`.
+        let (mut lo, mut hi) = (next, large.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if large.get(mid).0 < p {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        for k in next..lo {
+            let (q, e) = large.get(k);
+            out.push(q, e);
+        }
+        next = lo;
+        out.push(p, d);
     }
-    out.extend(large.map(|q| (q, large_dir)));
+    for k in next..large.len() {
+        let (q, e) = large.get(k);
+        out.push(q, e);
+    }
 }
 
 impl Index {
@@ -278,7 +370,7 @@ impl Index {
 
 #[cfg(test)]
 mod tests {
-    use super::{merge_sorted, sqlite_prefilter};
+    use super::{merge_sorted, sqlite_prefilter, PathList};
 
     #[test]
     fn prefilters_overmatch_python_globs() {
@@ -299,33 +391,38 @@ mod tests {
 
     #[test]
     fn merged_runs_are_in_path_order() {
-        let files: Vec<String> = ["a-b/x", "a/b", "a/c/d", "b", "z/z"]
+        let list = |paths: &[&str], is_dir: bool| {
+            let mut l = PathList::default();
+            for p in paths {
+                l.push(p, is_dir);
+            }
+            l
+        };
+        let files = list(&["a-b/x", "a/b", "a/c/d", "b", "z/z"], false);
+        let dirs = list(&["a", "a-b", "a/c", "c", "zz"], true);
+        let mut want: Vec<(String, bool)> = files
             .iter()
-            .map(|s| s.to_string())
+            .chain(dirs.iter())
+            .map(|(p, d)| (p.to_string(), d))
             .collect();
-        let dirs: Vec<String> = ["a", "a-b", "a/c", "c", "zz"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        for (x, y) in [(false, true), (true, false)] {
-            let mut out = vec![("first".to_string(), false)];
-            let runs = if x {
-                vec![(dirs.clone(), true), (files.clone(), false)]
+        want.sort();
+        want.insert(0, ("first".to_string(), false));
+        for swap in [false, true] {
+            let mut out = list(&["first"], false);
+            let runs = if swap {
+                vec![dirs.clone(), files.clone()]
             } else {
-                vec![(files.clone(), false), (dirs.clone(), true)]
+                vec![files.clone(), dirs.clone()]
             };
             merge_sorted(&mut out, runs);
-            let mut want: Vec<(String, bool)> = files
-                .iter()
-                .map(|p| (p.clone(), false))
-                .chain(dirs.iter().map(|p| (p.clone(), true)))
-                .collect();
-            want.sort();
-            want.insert(0, ("first".to_string(), false));
-            assert_eq!(out, want, "{x} {y}");
+            let got: Vec<(String, bool)> = out.iter().map(|(p, d)| (p.to_string(), d)).collect();
+            assert_eq!(got, want, "{swap}");
         }
-        let mut out = Vec::new();
-        merge_sorted(&mut out, vec![(files.clone(), false)]);
-        assert_eq!(out.len(), files.len());
+        let mut out = PathList::default();
+        merge_sorted(&mut out, vec![files.clone()]);
+        assert_eq!(out, files);
+        let unsorted = list(&["b", "a/x", "a-b"], true).sorted();
+        let got: Vec<&str> = unsorted.iter().map(|(p, _)| p).collect();
+        assert_eq!(got, ["a-b", "a/x", "b"]);
     }
 }
