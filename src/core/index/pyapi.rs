@@ -159,7 +159,8 @@ fn sqlite_prefilter(pattern: &str) -> Option<String> {
 
 impl Index {
     /// Files, then directories (unless `only_files`), whose path passes `rules`
-    /// (see [`rule_condition`]; `*` crosses `/` in a `GLOB` and the root `''` can
+    /// (joined as Python barecat joins them: the first rule, then `OR` for each
+    /// further include and `AND NOT` for each exclude; `*` crosses `/` in a `GLOB` and the root `''` can
     /// match), each table in row order. No rule matches nothing.
     pub fn raw_glob(&self, rules: &[(bool, String)], only_files: bool) -> Result<Vec<Entry>> {
         let mut out = Vec::new();
@@ -247,9 +248,10 @@ impl Index {
 
     /// Paths matching `glob` (the root never), each with whether it is a
     /// directory, sorted by path, from the path indexes alone. Read are the
-    /// ranges of the directories that can hold a match ([`Self::glob_parents`]),
-    /// else the range of the pattern's literal prefix, where SQLite leaves out
-    /// what cannot match ([`sqlite_prefilter`]) before the exact match here.
+    /// ranges of the directories that can hold a match (found in the directory
+    /// table when only directory names have wildcards), else the range of the
+    /// pattern's literal prefix, where SQLite leaves out what cannot match (an
+    /// overmatching `GLOB`) before the exact match here.
     pub fn glob_paths(&self, glob: &Glob, only_files: bool) -> Result<PathList> {
         let ranges: Vec<(String, Option<String>)> = match self.glob_parents(glob)? {
             Some(parents) => parents
