@@ -273,7 +273,10 @@ fn copy_index(src: &Archive, temp: &Path, limit: u64, root: Meta) -> Result<()> 
         .and_then(|c| c.execute("VACUUM INTO ?1", [&target]))
         .at(index)?;
     let conn = rusqlite::Connection::open(temp).at(temp)?;
-    conn.execute_batch("PRAGMA synchronous = FULL; BEGIN IMMEDIATE;")
+    // An archive is written with the rollback journal: an input in WAL mode
+    // (Python barecat's `wal=True`) must not make the output one. (SQLite writes
+    // the copy of `VACUUM INTO` that way today; this keeps it so.)
+    conn.execute_batch("PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL; BEGIN IMMEDIATE;")
         .at(temp)?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.execute(

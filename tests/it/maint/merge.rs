@@ -776,3 +776,23 @@ fn a_damaged_input_taken_over_whole_changes_nothing() {
     ));
     assert_eq!(names(dir.path()), before);
 }
+
+/// An input in WAL mode (Python barecat's `wal=True`) taken over whole gives an
+/// output with the rollback journal, as every archive is written.
+#[test]
+fn a_first_input_in_wal_mode_gives_an_output_without_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = whole_input(dir.path(), "a", 5);
+    let conn = rusqlite::Connection::open(&a).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    drop(conn);
+    let out = dir.path().join("out.barecat");
+    let r = merge_lib(&out, &[&a], OutputMode::New).unwrap();
+    assert!(r.copied_whole > 0);
+    // Bytes 18 and 19 of the header: 1 for the rollback journal, 2 for WAL.
+    assert_eq!(&fs::read(&out).unwrap()[18..20], &[1, 1]);
+    assert_eq!(contents(&out), contents(&a));
+}
