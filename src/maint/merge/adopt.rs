@@ -119,20 +119,21 @@ pub(super) fn adopt(
             (p, len)
         })
         .collect();
-    let result = (|| -> Result<Option<Adopted>> {
+    // Everything up to the rename can be undone; nothing after it may be (the new
+    // index points at the copied shards from then on).
+    let result = (|| -> Result<Adopted> {
         let copied = copy_shards(&layout, input, src, &usage)?;
         copy_index(src, &temp, out_limit, root)?;
+        let dirs = src.with_index(|i| i.count_dirs())?.saturating_sub(1);
         Layout::remove_companions(target)?;
         std::fs::rename(&temp, layout.index()).map_err(|e| Error::io(layout.index(), e))?;
-        sync_dir(layout.index())?;
-        let dirs = src.with_index(|i| i.count_dirs())?.saturating_sub(1);
-        Ok(Some(Adopted {
+        Ok(Adopted {
             files: copied.0,
             bytes: copied.1,
             dirs,
-        }))
+        })
     })();
-    if !matches!(result, Ok(Some(_))) {
+    if result.is_err() {
         // The output's index still says it is empty: give its shards back their
         // lengths (0; bytes past the end are harmless, but not ours to leave).
         let _ = std::fs::remove_file(&temp);
@@ -149,7 +150,9 @@ pub(super) fn adopt(
             }
         }
     }
-    result
+    let adopted = result?;
+    sync_dir(layout.index())?;
+    Ok(Some(adopted))
 }
 
 fn current(v: schema::Version) -> bool {
