@@ -143,10 +143,10 @@ class BarecatMaintenance:
                                       prefix or None)
 
     def _merge_selected(self, source_path, ignore_duplicates, prefix, pattern, filter_rules):
-        import posixpath
-
+        # The files are chosen as Python barecat chooses them (its glob, recursive
+        # with hidden files, or its first-match rules); the library's merge then
+        # copies exactly those, in runs, with their directories.
         from ._barecat import Barecat
-        from .exceptions import FileExistsBarecatError
 
         with Barecat(source_path) as src:
             if filter_rules is not None:
@@ -154,19 +154,10 @@ class BarecatMaintenance:
             else:
                 infos = src.index.iterglob_infos(pattern, recursive=True, include_hidden=True,
                                                  only_files=True)
-            infos = list(infos)
-            target = [posixpath.join(prefix, i.path) if prefix else i.path for i in infos]
-            if not ignore_duplicates:
-                for t in target:
-                    if self.exists(t):
-                        raise FileExistsBarecatError(t)
-            with self.bulk():
-                for info, t in zip(infos, target):
-                    if self.exists(t):
-                        continue
-                    self._add_file(t, src.read(info), info.mode, info.uid, info.gid,
-                                   info.mtime_ns, False)
-        return len(infos)
+            paths = [i.path for i in infos]
+        _native._ix_merge_from(self, os.fspath(source_path), ignore_duplicates, prefix or None,
+                               paths)
+        return len(paths)
 
     def update_file(self, path, data=None, fileobj=None, bufsize=None):
         """Replace the content of an existing file (its metadata stays)."""

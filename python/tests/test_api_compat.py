@@ -409,6 +409,37 @@ def test_merge_from_other_barecat(tmp_path, pair):
     snapshot(rs_path)
 
 
+@pytest.mark.parametrize("kw", [
+    dict(pattern="a/**"), dict(pattern="**/*.txt"), dict(pattern="*"), dict(pattern="q/*", prefix="pre"),
+    dict(filter_rules=[("-", "**/*.jpg"), ("+", "**")]), dict(filter_rules=[("+", "q/**"), ("-", "**")]),
+])
+def test_merge_from_other_barecat_selected(tmp_path, pair, kw):
+    """merge_from_other_barecat with a pattern or rules: the same files end up in
+    both implementations' archives, and the same duplicates are refused."""
+    py_path, rs_path = pair
+    other = {"a/new.txt": b"n", "a/deep/x.jpg": b"jj", "q/r.txt": b"rr", "top.txt": b"t",
+             ".hidden/h.txt": b"h"}
+    src_py = build(barecat, tmp_path / "src-py", other)
+    src_rs = build(barecat_rs, tmp_path / "src-rs", other)
+    with barecat.Barecat(py_path, readonly=False) as p:
+        want = p.merge_from_other_barecat(src_py, **kw)
+    with barecat_rs.Barecat(rs_path, readonly=False) as r:
+        got = r.merge_from_other_barecat(src_rs, **kw)
+    same_entries(py_path, rs_path)
+    if want is not None:
+        assert got == want
+    # Again: every selected file is a duplicate now.
+    dup_py = outcome(lambda: barecat.Barecat(py_path, readonly=False).merge_from_other_barecat(
+        src_py, **kw))
+    with barecat_rs.Barecat(rs_path, readonly=False) as r:
+        dup_rs = outcome(lambda: r.merge_from_other_barecat(src_rs, **kw))
+    if dup_py[0] == "raise":
+        assert dup_rs[0] == "raise"
+    with barecat_rs.Barecat(rs_path, readonly=False) as r:
+        r.merge_from_other_barecat(src_rs, ignore_duplicates=True, **kw)
+    snapshot(rs_path)
+
+
 @pytest.mark.parametrize("kw", [dict(prefix="pre"), dict(as_subdirs=True),
                                 dict(prefix="a/b", as_subdirs=True)])
 def test_merge_symlink_with_prefix_and_subdirs(tmp_path, kw):

@@ -405,6 +405,9 @@ pub enum PathFilter {
     Pattern(Glob),
     /// `-i/-x` rules ([`Rules`]).
     Rules(Rules),
+    /// Exactly these paths (chosen by the caller, e.g. by Python barecat's own
+    /// glob and rule functions).
+    Paths(std::collections::HashSet<String>),
 }
 
 impl PathFilter {
@@ -435,6 +438,7 @@ impl PathFilter {
         match self {
             PathFilter::Pattern(g) => g.is_match(path),
             PathFilter::Rules(r) => r.selects(path),
+            PathFilter::Paths(p) => p.contains(path),
         }
     }
 }

@@ -428,29 +428,51 @@ pub fn _ix_defrag(py: Python<'_>, bc: &Bound<'_, Archive>, quick: bool) -> PyRes
     Ok(r.freed_bytes)
 }
 
-/// Copy the files of the archive `source` into this one (below `prefix`). A path
-/// both have is `FileExistsBarecatError` (nothing copied) unless
-/// `ignore_duplicates` (then this archive's file stays).
+/// Copy the files of the archive `source` into this one (below `prefix`; only
+/// those at `paths` when given). A path both have is `FileExistsBarecatError`
+/// (nothing copied) unless `ignore_duplicates` (then this archive's file stays).
 #[pyfunction]
-#[pyo3(signature = (bc, source, ignore_duplicates=false, prefix=None))]
+#[pyo3(signature = (bc, source, ignore_duplicates=false, prefix=None, paths=None))]
 pub fn _ix_merge_from(
     py: Python<'_>,
     bc: &Bound<'_, Archive>,
     source: std::path::PathBuf,
     ignore_duplicates: bool,
     prefix: Option<String>,
+    paths: Option<Vec<String>>,
 ) -> PyResult<u64> {
     let prefix = prefix
         .map(|p| bpath::normalize(&p))
         .filter(|p| !p.is_empty());
+    let filter = paths.map(|p| {
+        std::sync::Arc::new(barecat::core::glob::PathFilter::Paths(
+            p.into_iter().collect(),
+        ))
+    });
     let r = while_closed(py, bc, |p| {
         if !ignore_duplicates {
             // Refuse before anything is copied.
             let here = barecat::core::index::Index::open_read(barecat::Layout::resolve(p).index())?;
             here.attach(barecat::Layout::resolve(&source).index(), "mergesrc")?;
-            let dup = here.first_attached_duplicate("mergesrc", prefix.as_deref().unwrap_or(""));
+            let pre = prefix.as_deref().unwrap_or("");
+            let dup = match &filter {
+                None => here
+                    .first_attached_duplicate("mergesrc", pre)
+                    .map(|(d, _)| d),
+                Some(f) => {
+                    let mut found = None;
+                    here.attached_duplicates("mergesrc", pre, &mut |src, dst| {
+                        let hit = f.selects(src);
+                        if hit {
+                            found = Some(dst.to_owned());
+                        }
+                        !hit
+                    })?;
+                    found
+                }
+            };
             here.detach("mergesrc")?;
-            if let Some((path, _)) = dup {
+            if let Some(path) = dup {
                 return Err(Error::FileExists(path));
             }
         }
@@ -462,6 +484,7 @@ pub fn _ix_merge_from(
                 Duplicates::Error
             },
             prefix,
+            filter: filter.clone(),
             ..MergeOptions::default()
         };
         barecat::maint::merge::merge(p, &[source], &opts, &Progress::hidden())

@@ -182,6 +182,32 @@ impl Index {
             .ok()
     }
 
+    /// Each file of the index attached as `alias` whose path below `prefix` this
+    /// index has too: `visit(source path, path here)` until it returns false.
+    pub fn attached_duplicates(
+        &self,
+        alias: &'static str,
+        prefix: &str,
+        visit: &mut dyn FnMut(&str, &str) -> bool,
+    ) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare(&format!(
+                "SELECT s.path, m.path FROM {alias}.files s JOIN main.files m \
+                 ON m.path = (CASE WHEN ?1 = '' THEN s.path ELSE ?1 || '/' || s.path END)"
+            ))
+            .at(&self.path)?;
+        let mut rows = st.query([prefix]).at(&self.path)?;
+        while let Some(r) = rows.next().at(&self.path)? {
+            let src: String = r.get(0).at(&self.path)?;
+            let here: String = r.get(1).at(&self.path)?;
+            if !visit(&src, &here) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Copy the files of the index attached as `alias`, in their row order, below
     /// `prefix` and with `shard_base` added to their shard numbers; a path this
     /// index has already is skipped. Returns the files copied.
