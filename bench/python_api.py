@@ -74,11 +74,19 @@ def main():
                     return f(bc)
             return run
 
-        def merge(mod):
+        def merge(mod, first=None, **kw):
+            """merge_from_other_barecat of `src` into a new archive (holding the
+            file `first` when given), with `kw`; returns the files of the result."""
             def run():
                 out = os.path.join(work, f"merged-{mod.__name__}.barecat")
                 with mod.Barecat(out, readonly=False, overwrite=True) as bc:
-                    bc.merge_from_other_barecat(src)
+                    if first:
+                        bc[first] = b"x"
+                        if mod is barecat:
+                            bc.index.conn.commit()
+                        else:
+                            bc.commit()
+                    bc.merge_from_other_barecat(src, **kw)
                 n = len(mod.Barecat(out))
                 for f in os.listdir(work):
                     if f.startswith(f"merged-{mod.__name__}"):
@@ -139,16 +147,26 @@ def main():
             results.append((name, times))
             print(name, {k: round(statistics.median(v), 4) for k, v in times.items()},
                   flush=True)
-        times = {"py": [], "rs": []}
-        for r in range(a.rounds):
-            order = [("py", barecat), ("rs", barecat_rs)]
-            if r % 2:
-                order.reverse()
-            for key, mod in order:
-                t, n = timed(merge(mod))
-                assert n == a.merge_files
-                times[key].append(t)
-        results.append((f"merge_from_other_barecat, {a.merge_files} files", times))
+        merges = [
+            (f"merge_from_other_barecat, {a.merge_files} files, into a new archive", {}, None),
+            ("the same into an archive holding one file", {}, "zz/first.txt"),
+            ("the same with prefix='pre'", {"prefix": "pre"}, None),
+            ("the same with pattern='part_0[1-5]/**'", {"pattern": "part_0[1-5]/**"}, None),
+        ]
+        for name, kw, first in merges:
+            times = {"py": [], "rs": []}
+            for r in range(a.rounds):
+                order = [("py", barecat), ("rs", barecat_rs)]
+                if r % 2:
+                    order.reverse()
+                got = {}
+                for key, mod in order:
+                    t, got[key] = timed(merge(mod, first, **kw))
+                    times[key].append(t)
+                assert got["py"] == got["rs"], (name, got)
+            results.append((name, times))
+            print(name, {k: round(statistics.median(v), 4) for k, v in times.items()},
+                  flush=True)
         print(f"{a.files} files, {a.rounds} rounds, medians")
         print("| operation | Python barecat 0.3.1 | barecat_rs | ratio | floor | Python / floor |")
         print("|---|---:|---:|---:|---:|---:|")
