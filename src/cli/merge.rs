@@ -34,8 +34,11 @@ of an input, never a duplicate left out. A file path stored in two inputs is an
 error (found before anything is written) unless --duplicates first (or
 --ignore-duplicates) or --duplicates last says which copy to keep; with -a, files
 already in the output win. The output is built under a temporary name and appears
-only when complete; with -f the old one is replaced then. Directory metadata is
-carried over (the first input with a directory gives it). Inputs may also be tar
+only when complete; with -f the old one is replaced then. Into a new or empty
+output, a first barecat input without holes is copied whole (its shards and its
+index as they are, each file's checksum checked), at the speed of a file copy.
+Directory metadata is carried over (the first input with a directory gives it).
+Inputs may also be tar
 files (plain or compressed) and zip files: their entries are added as
 barecat-from-tar and barecat-from-zip add them; a path found there that an earlier
 input has (or found twice there) is kept or skipped as --duplicates says, each one
