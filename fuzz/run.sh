@@ -21,6 +21,11 @@ esac
 mkdir -p artifacts/$target
 mkdir -p /dev/shm/barecat-fuzz
 export TMPDIR=/dev/shm/barecat-fuzz  # fsync is free on tmpfs
+# The bundled SQLite trips AddressSanitizer's one-definition-rule check at
+# start-up, before any input runs. For long runs of the slow import targets,
+# ASAN_OPTIONS=detect_odr_violation=0:malloc_context_size=0:quarantine_size_mb=16
+# makes them about 1.5 times faster (no allocation stack traces in reports).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_odr_violation=0}"
 exec cargo +nightly fuzz run -O "$target" corpus/$target -- \
     -max_total_time="$secs" -max_len="$max_len" -timeout=20 \
     -rss_limit_mb=2048 -detect_leaks=0 -print_final_stats=1 "${dict[@]}" \

@@ -256,25 +256,71 @@ fn fuse_config(archive: &Path, opts: &MountOptions) -> Result<Config> {
 /// its default (128 KiB) and takes the file system's `max_readahead` only as a
 /// limit, so without this a large read reaches the daemon in 128 KiB requests.
 /// With 1 MiB requests a sequential read of a large file was 30% faster here. The
-/// window belongs to this mount alone (its own device number). Runs on a thread of
-/// its own once the session serves: finding the mount's device asks the mount.
+/// window belongs to this mount alone (its own device number), which is read from
+/// `/proc/self/mountinfo`, never by a `stat` of the mountpoint: that would be a
+/// request to this very daemon, and a daemon killed while one of its own threads
+/// waits for its own answer can never exit (the thread waits in the kernel for a
+/// reply only the dying process could give; the mount then hangs every user).
 fn widen_read_ahead(mountpoint: &Path) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::metadata(mountpoint) else {
+    let Some((major, minor)) = mount_device(mountpoint) else {
         return;
     };
-    let dev = meta.dev();
-    let knob = PathBuf::from(format!(
-        "/sys/class/bdi/{}:{}/read_ahead_kb",
-        libc::major(dev),
-        libc::minor(dev)
-    ));
+    let knob = PathBuf::from(format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb"));
     let now = std::fs::read_to_string(&knob)
         .ok()
         .and_then(|t| t.trim().parse::<u32>().ok());
     if now.is_some_and(|kb| kb < READ_AHEAD_KB) {
         let _ = std::fs::write(&knob, READ_AHEAD_KB.to_string());
     }
+}
+
+/// The device number (major, minor) of the last mount at `mountpoint` (an absolute
+/// path) in `/proc/self/mountinfo`, whose fifth field is the mount point (spaces
+/// and the like escaped as `\ooo`) and third the device.
+fn mount_device(mountpoint: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::ffi::OsStrExt;
+    let want = mountpoint.as_os_str().as_bytes();
+    let info = std::fs::read("/proc/self/mountinfo").ok()?;
+    let mut found = None;
+    for line in info.split(|&b| b == b'\n') {
+        let fields: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
+        let (Some(dev), Some(point)) = (fields.get(2), fields.get(4)) else {
+            continue;
+        };
+        if unescape_mountinfo(point) != want {
+            continue;
+        }
+        let dev = std::str::from_utf8(dev).ok()?;
+        let (major, minor) = dev.split_once(':')?;
+        found = Some((major.parse().ok()?, minor.parse().ok()?));
+    }
+    found
+}
+
+/// A mountinfo field with its `\ooo` octal escapes undone.
+fn unescape_mountinfo(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let b = field[i];
+        let octal = field
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)))
+            .and_then(|d| {
+                let v = u32::from(d[0] - b'0') * 64
+                    + u32::from(d[1] - b'0') * 8
+                    + u32::from(d[2] - b'0');
+                u8::try_from(v).ok()
+            });
+        if let (b'\\', Some(v)) = (b, octal) {
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Report the outcome of setting up the mount to the waiting parent, if any.
@@ -378,6 +424,7 @@ fn serve(archive: &Path, mountpoint: &Path, opts: &MountOptions, tx: Option<File
                 let _ = lazy_unmount(&mp);
             }
         });
+    // Canonical: resolved by the caller before the mount.
     let mp = mountpoint.to_path_buf();
     let _ = std::thread::Builder::new()
         .name("barecat-readahead".into())
@@ -528,5 +575,24 @@ fn wait_for_writer(layout: &crate::core::format::layout::Layout, timeout: Durati
         && Instant::now() < deadline
     {
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{mount_device, unescape_mountinfo};
+
+    #[test]
+    fn mountinfo_fields_are_unescaped() {
+        assert_eq!(unescape_mountinfo(br"/a\040b\011c"), b"/a b\tc");
+        assert_eq!(unescape_mountinfo(br"/x\777\04"), br"/x\777\04");
+        assert_eq!(unescape_mountinfo(b"/plain"), b"/plain");
+    }
+
+    /// The root is always mounted: its device is found without a `stat`.
+    #[test]
+    fn the_device_of_a_mount_comes_from_mountinfo() {
+        assert!(mount_device(std::path::Path::new("/")).is_some());
+        assert!(mount_device(std::path::Path::new("/no/such/mount/point")).is_none());
     }
 }
