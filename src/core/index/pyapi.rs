@@ -200,8 +200,13 @@ impl Index {
         filter: Option<&str>,
         keep: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<String>> {
-        let list = self.path_list_with_prefix(table, prefix, filter, keep)?;
-        Ok(list.iter().map(|(p, _)| p.to_owned()).collect())
+        let mut out = Vec::new();
+        self.each_path_with_prefix(table, prefix, filter, &mut |p| {
+            if keep(p) {
+                out.push(p.to_owned());
+            }
+        })?;
+        Ok(out)
     }
 
     /// [`Self::paths_with_prefix`] into a [`PathList`] (each marked a directory
@@ -213,22 +218,38 @@ impl Index {
         filter: Option<&str>,
         keep: &dyn Fn(&str) -> bool,
     ) -> Result<PathList> {
+        let is_dir = table == Table::Dirs;
+        let mut out = PathList::default();
+        self.each_path_with_prefix(table, prefix, filter, &mut |p| {
+            if keep(p) {
+                out.push(p, is_dir);
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// Every path of `table` below `prefix` (the root left out), in path order,
+    /// through `filter` when given: the one scan behind the two functions above.
+    fn each_path_with_prefix(
+        &self,
+        table: Table,
+        prefix: &str,
+        filter: Option<&str>,
+        visit: &mut dyn FnMut(&str),
+    ) -> Result<()> {
         let mut spec = ScanSpec::new(table, ScanOrder::Path)
             .paths_only(true)
             .with(Cond::Prefix(prefix.as_bytes().to_vec()));
         if let Some(f) = filter {
             spec = spec.with(Cond::Glob(vec![f.to_owned()]));
         }
-        let is_dir = table == Table::Dirs;
-        let mut out = PathList::default();
         self.scan_each_row(&spec, PATH_PAGE, &mut |row| {
             let p = self.path_of(row)?;
-            if !p.is_empty() && keep(p) {
-                out.push(p, is_dir);
+            if !p.is_empty() {
+                visit(p);
             }
             Ok(())
-        })?;
-        Ok(out)
+        })
     }
 
     /// Paths of the directories and of the files below `dir` (the whole tree for
