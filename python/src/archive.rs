@@ -302,6 +302,56 @@ impl Archive {
     }
 }
 
+/// Paths per batch of [`Archive::path_list`]: small enough to stay in the CPU's
+/// cache, large enough that taking the GIL back costs nothing.
+const PATH_BATCH: usize = 4096;
+
+impl Archive {
+    /// A Python list of the paths that `scan` (a [`lookup`](Self::lookup)) gives
+    /// to its visitor, made a batch at a time: the scan runs without the GIL and
+    /// takes it back for each batch of strings, so that no buffer ever holds every
+    /// path (a million paths in one buffer were a tenth of a glob, in page faults).
+    fn path_list<'py>(
+        &self,
+        py: Python<'py>,
+        scan: impl FnOnce(&Index, &mut dyn FnMut(&str, bool) -> Result<(), Error>) -> Result<(), Error>
+            + Send,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py).unbind();
+        let out = list.clone_ref(py);
+        let mut failed = None::<PyErr>;
+        let r = self.lookup(py, |i| {
+            let mut batch = barecat::core::index::PathList::default();
+            let mut flush = |batch: &mut barecat::core::index::PathList| {
+                let r = Python::attach(|py| {
+                    let l = out.bind(py);
+                    batch
+                        .iter()
+                        .try_for_each(|(p, _)| l.append(PyString::new(py, p)))
+                });
+                batch.clear();
+                r.map_err(|e| {
+                    failed = Some(e);
+                    Error::Interrupted
+                })
+            };
+            scan(i, &mut |p, is_dir| {
+                batch.push(p, is_dir);
+                if batch.len() >= PATH_BATCH {
+                    flush(&mut batch)?;
+                }
+                Ok(())
+            })?;
+            flush(&mut batch)
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        r?;
+        Ok(list.into_bound(py))
+    }
+}
+
 fn to_py_attached(e: Error) -> PyErr {
     Python::attach(|py| to_py(py, e))
 }
@@ -755,14 +805,14 @@ impl Archive {
     /// Paths (files and directories; files only with `only_files`) matching a glob
     /// pattern, sorted.
     #[pyo3(signature = (pattern, recursive=false, include_hidden=false, only_files=false))]
-    fn _glob(
+    fn _glob<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         pattern: &str,
         recursive: bool,
         include_hidden: bool,
         only_files: bool,
-    ) -> PyResult<Vec<String>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let glob = Glob::new(
             pattern,
             GlobOptions {
@@ -771,8 +821,9 @@ impl Archive {
             },
         )
         .py()?;
-        let found = self.lookup(py, move |i| i.glob_paths(&glob, only_files))?;
-        Ok(found.iter().map(|(p, _)| p.to_owned()).collect())
+        self.path_list(py, move |i, visit| {
+            i.each_glob_path(&glob, only_files, visit)
+        })
     }
 
     /// One page of file infos in `order` ("path", "address", "insertion") after

@@ -114,6 +114,48 @@ def test_threads_read_every_byte(archive):
     assert results == {i: True for i in range(8)}
 
 
+@pytest.mark.timeout(120)
+def test_globs_in_threads_beside_reads_and_writes(tmp_path):
+    """Globs hand their paths over a few thousand at a time, taking the GIL back
+    for each batch: several of them at once, beside threads that read and one
+    that writes, all finish, each with every path in order."""
+    files = {f"d{i % 7}/f{i:05d}.txt": b"x" * (i % 5) for i in range(12_000)}
+    path = write_ours(tmp_path / "g.barecat", files)
+    want = sorted(files)
+    want_dirs = sorted({p.split("/")[0] for p in files} | set(files))
+    bc = Barecat(path)
+    writer = Barecat(tmp_path / "w.barecat", readonly=False)
+    errors = []
+
+    def run(i):
+        try:
+            for _ in range(3):
+                if i % 3 == 0:
+                    assert bc.index.glob_paths("**/*.txt", recursive=True) == want
+                elif i % 3 == 1:
+                    assert bc.glob("**", recursive=True) == want_dirs
+                else:
+                    assert [bc[p] for p in want[:2000]] == [files[p] for p in want[:2000]]
+                writer_files = [f"n/{i}/{k}" for k in range(300)]
+                with lock:
+                    for p in writer_files:
+                        writer[p] = b"w"
+                    assert writer.index.glob_paths(f"n/{i}/*") == sorted(writer_files)
+                    for p in writer_files:
+                        del writer[p]
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    lock = threading.Lock()
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    writer.close()
+    assert not errors, errors
+
+
 class Dataset:
     """The DataLoader pattern: a dataset holding a Barecat, indexed in workers."""
 

@@ -176,17 +176,23 @@ impl Glob {
             if !tail.is_empty() && !tail.iter().any(|s| matches!(s, Seg::AnySegments)) {
                 // `**/a/b*`: the last names are the tail's, the ones before are what
                 // `**` takes (zero or more, all visible).
-                let mut names = path.rsplitn(tail.len() + 1, '/');
-                for seg in tail.iter().rev() {
-                    match names.next() {
-                        Some(n) if self.seg_matches(seg, n) => {}
-                        _ => return false,
+                // (Split by hand: `rsplitn`'s searcher was a tenth of `**/*.txt`.)
+                let mut rest = path;
+                for (k, seg) in tail.iter().rev().enumerate() {
+                    let (before, name) = match rest.as_bytes().iter().rposition(|&c| c == b'/') {
+                        Some(i) => (Some(&rest[..i]), &rest[i + 1..]),
+                        None => (None, rest),
+                    };
+                    if !self.seg_matches(seg, name) {
+                        return false;
+                    }
+                    match before {
+                        Some(b) => rest = b,
+                        // Fewer names than the tail has segments.
+                        None => return k + 1 == tail.len(),
                     }
                 }
-                return match names.next() {
-                    None => true,
-                    Some(rest) => self.all_visible_names(rest),
-                };
+                return self.all_visible_names(rest);
             }
         }
         if let Some((Seg::AnySegments, head)) = self.segs.split_last() {
@@ -213,12 +219,14 @@ impl Glob {
 
     /// Are all the `/`-separated names of `rest` (at least one) visible?
     fn all_visible_names(&self, rest: &str) -> bool {
+        // One pass over the bytes: a name that starts with `.`, or is empty.
+        let b = rest.as_bytes();
         self.include_hidden
-            || !(rest.is_empty()
-                || rest.starts_with('.')
-                || rest.ends_with('/')
-                || rest.contains("/.")
-                || rest.contains("//"))
+            || !(b.is_empty()
+                || b[0] == b'.'
+                || b[b.len() - 1] == b'/'
+                || b.windows(2)
+                    .any(|w| w[0] == b'/' && matches!(w[1], b'.' | b'/')))
     }
 
     /// Does one name match one segment other than `**`?

@@ -60,10 +60,9 @@ pub fn _ix_glob<'py>(
     )
     .py()?;
     if !infos {
-        let found = bc
-            .get()
-            .lookup(py, move |i| i.glob_paths(&glob, only_files))?;
-        return PyList::new(py, found.iter().map(|(p, _)| p));
+        return bc.get().path_list(py, move |i, visit| {
+            i.each_glob_path(&glob, only_files, visit)
+        });
     }
     let found = bc.get().lookup(py, move |i| {
         let paths = i.glob_paths(&glob, only_files)?;
