@@ -10,9 +10,17 @@ a temporary directory under --dir and removed at the end.
 The floor column: what any implementation over the SQLite index pays at least,
 timed the same way: for a glob, SQLite's scan of the path index with the
 pattern's SQLite `GLOB` form (or of the range of a literal prefix), rows fetched
-into a Python list (Python's sqlite3). "Python / floor" is then the largest ratio
-to Python barecat that an implementation scanning that way can reach. (The floor
-of `bc[path]`, SQLite's lookup of one row, is measured by bench/python.py.)
+into a Python list (Python's sqlite3). For `bc[path]`, SQLite's lookups of the
+same paths alone, from Rust with one prepared statement in one read transaction
+(examples/lookup_floor.rs; no shard read, no checksum, no Python object). For a
+merge into an archive that already holds files (row by row), the index part alone
+at SQLite's fastest: the source's rows inserted by one `INSERT ... SELECT` in path
+order from the attached source (through APSW; triggers and foreign keys off for
+the connection, as in a bulk writer; directories included), plus the shard's bytes
+appended and synced; what a merge
+also does (checking every byte, the directory statistics) is left out. "Python /
+floor" is then the largest ratio to Python barecat that any implementation over
+this format can reach.
 
 usage: python3 bench/python_api.py [--files 200000] [--rounds 5] [--merge-files 50000]
        [--reads 20000] [--dir /tmp]
@@ -23,9 +31,11 @@ import random
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import tempfile
 import time
 import warnings
+from pathlib import Path
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
@@ -51,6 +61,59 @@ def timed(f):
     return time.perf_counter() - t, out
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lookup_floor(arch, paths_file):
+    """Seconds of SQLite's lookups of the paths in `paths_file` (lookup_floor)."""
+    out = subprocess.run([str(ROOT / "target/release/examples/lookup_floor"), arch, paths_file],
+                         check=True, capture_output=True, text=True).stdout
+    return float(out.split()[0])
+
+
+def merge_floor(src, work, first=None, prefix="", pattern=None):
+    """Seconds of a merge's index part at SQLite's fastest, plus the shard's bytes
+    appended and synced, into a fresh output holding the file `first` (if any).
+    Through APSW, whose SQLite is as recent as ours (Python's sqlite3 links the
+    system's, slower here); triggers and foreign keys off for the connection, as
+    in a bulk writer."""
+    import apsw
+
+    out = os.path.join(work, "floor.barecat")
+    with barecat_rs.Barecat(out, readonly=False, overwrite=True) as bc:
+        if first:
+            bc[first] = b"x"
+    to = prefix + "/" if prefix else ""
+    where, binds = ("WHERE path GLOB ?2", (to, pattern.replace("**", "*"))) if pattern else (
+        "", (to,))
+    t = time.perf_counter()
+    db = apsw.Connection(out)
+    db.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, 0)
+    db.execute("PRAGMA foreign_keys = OFF")
+    db.execute("ATTACH ? AS src", (src,))
+    db.execute("BEGIN IMMEDIATE")
+    db.execute("UPDATE config SET value_int = 0 WHERE key = 'use_triggers'")
+    end = os.path.getsize(out + "-shard-00000")
+    db.execute(f"INSERT OR IGNORE INTO dirs (path) SELECT rtrim(?1 || path, '/') "
+               f"FROM src.dirs {where}", binds)
+    db.execute(
+        "INSERT INTO files (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) "
+        f"SELECT ?1 || path, 0, offset + {end}, size, crc32c, mode, uid, gid, mtime_ns "
+        f"FROM src.files {where} ORDER BY path", binds)
+    db.execute("UPDATE config SET value_int = 1 WHERE key = 'use_triggers'")
+    with open(src + "-shard-00000", "rb") as fi, open(out + "-shard-00000", "ab") as fo:
+        shutil.copyfileobj(fi, fo, 1 << 20)
+        fo.flush()
+        os.fdatasync(fo.fileno())
+    db.execute("COMMIT")
+    db.close()
+    t = time.perf_counter() - t
+    for f in os.listdir(work):
+        if f.startswith("floor.barecat"):
+            os.remove(os.path.join(work, f))
+    return t
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=200_000)
@@ -67,6 +130,11 @@ def main():
         build(src, a.merge_files)
         rng = random.Random(1)
         sample = rng.sample(paths(a.files), min(a.reads, a.files))
+        sample_file = os.path.join(work, "sample.txt")
+        with open(sample_file, "w") as f:
+            f.write("".join(p + "\n" for p in sample))
+        subprocess.run(["cargo", "build", "-q", "--release", "--example", "lookup_floor"],
+                       cwd=ROOT, check=True)
 
         def with_reader(mod, f):
             def run():
@@ -132,6 +200,8 @@ def main():
         floor_times = {}
         for name, f in floors.items():
             floor_times[name] = [timed(f)[0] for _ in range(a.rounds)]
+        floor_times[f"bc[path], {len(sample)} random paths"] = [
+            lookup_floor(arch, sample_file) for _ in range(a.rounds)]
         results = []
         for name, f in ops.items():
             times = {"py": [], "rs": []}
@@ -153,6 +223,9 @@ def main():
             ("the same with prefix='pre'", {"prefix": "pre"}, None),
             ("the same with pattern='part_0[1-5]/**'", {"pattern": "part_0[1-5]/**"}, None),
         ]
+        for name, kw, first in merges[1:]:
+            # Row by row (the first is copied whole): the index part's floor.
+            floor_times[name] = [merge_floor(src, work, first, **kw) for _ in range(a.rounds)]
         for name, kw, first in merges:
             times = {"py": [], "rs": []}
             for r in range(a.rounds):

@@ -150,11 +150,11 @@ class BarecatMaintenance:
 
         with Barecat(source_path) as src:
             if filter_rules is not None:
-                infos = src.index.iterglob_infos_incl_excl(filter_rules, only_files=True)
+                paths = [i.path for i in src.index.iterglob_infos_incl_excl(
+                    filter_rules, only_files=True)]
             else:
-                infos = src.index.iterglob_infos(pattern, recursive=True, include_hidden=True,
-                                                 only_files=True)
-            paths = [i.path for i in infos]
+                paths = src.index.glob_paths(pattern, recursive=True, include_hidden=True,
+                                             only_files=True)
         _native._ix_merge_from(self, os.fspath(source_path), ignore_duplicates, prefix or None,
                                paths)
         return len(paths)

@@ -679,18 +679,17 @@ fn copy_archive(
         ignore: ignore_duplicates,
         skipped: 0,
     };
-    // With a filter, the directories that hold a file taken (input paths).
+    // With a filter, the directories that hold a file taken (input paths), from
+    // the path index alone.
     let needed: Option<HashSet<String>> = match &map.filter {
         None => None,
         Some(_) => {
+            let (_, files) = src.with_index(|i| i.subtree_paths(""))?;
             let mut needed = HashSet::new();
-            for fi in src.files(FileOrder::Path, "") {
-                let fi = fi?;
-                if map.file(&fi.path).is_some() {
-                    for a in mpath::ancestors(&fi.path) {
-                        if !needed.insert(a.to_string()) {
-                            break;
-                        }
+            for path in files.iter().filter(|p| map.file(p).is_some()) {
+                for a in mpath::ancestors(path) {
+                    if !needed.insert(a.to_string()) {
+                        break;
                     }
                 }
             }

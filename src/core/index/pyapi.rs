@@ -393,8 +393,6 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::sqlite_prefilter;
-    use crate::core::glob::{Glob, GlobOptions};
-    use crate::{ArchiveWriter, Meta, WriterOptions};
 
     #[test]
     fn prefilters_overmatch_python_globs() {
@@ -411,37 +409,5 @@ mod tests {
         assert_eq!(sqlite_prefilter("x[-a]"), None);
         assert_eq!(sqlite_prefilter("x[ab"), None);
         assert_eq!(sqlite_prefilter("a/"), None);
-    }
-
-    #[test]
-    fn glob_paths_come_in_path_order_across_ranges_and_tables() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut w =
-            ArchiveWriter::open(dir.path().join("a.barecat"), WriterOptions::default()).unwrap();
-        for f in ["a-b/y", "a/c/d", "a/x", "a/c-/e", "b/z", "zz"] {
-            w.add_file(f, Meta::default(), b"1", None).unwrap();
-        }
-        w.commit().unwrap();
-        let glob = |pattern: &str| {
-            let opts = GlobOptions {
-                recursive: true,
-                include_hidden: false,
-            };
-            let g = Glob::new(pattern, opts).unwrap();
-            let found = w.index().glob_paths(&g, false).unwrap();
-            found
-                .iter()
-                .map(|(p, d)| format!("{p}{}", if d { "/" } else { "" }))
-                .collect::<Vec<_>>()
-        };
-        // Ranges of several parents (`a-b/...` sorts before `a/...`); paths sort
-        // bytewise (`a/c` < `a/c-` < `a/c-/e` < `a/c/d`), marked `/` here.
-        assert_eq!(glob("[ab]*/*"), ["a-b/y", "a/c/", "a/c-/", "a/x", "b/z"]);
-        // Directories among the files of one range.
-        assert_eq!(
-            glob("**"),
-            ["a/", "a-b/", "a-b/y", "a/c/", "a/c-/", "a/c-/e", "a/c/d", "a/x", "b/", "b/z", "zz"]
-        );
-        assert_eq!(glob("a/**/?"), ["a/c/", "a/c-/e", "a/c/d", "a/x"]);
     }
 }

@@ -147,10 +147,19 @@ struct Batch {
 #[derive(Debug)]
 struct DirCache {
     known: HashSet<String>,
-    /// True when every directory of the index is in `known` (a new archive), so a miss
-    /// needs no query.
+    /// True when every directory of the index is in `known` (a new archive, or
+    /// one whose directories were loaded), so a miss needs no query.
     complete: bool,
+    /// Whether loading every directory of the index was tried already (once per
+    /// writer: after a rename or a rollback, misses are asked of the index).
+    loaded: bool,
 }
+
+/// The most directories a writer loads at its first miss ([`DirCache`]), so that
+/// adding files to an existing archive asks the index nothing per file (a query
+/// per file was a tenth of a merge into an archive with files). Beyond it, each
+/// directory is asked of the index once.
+const DIR_LOAD_MAX: usize = 1 << 18;
 
 /// What a writer added.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -285,6 +294,7 @@ impl ArchiveWriter {
             dirs: DirCache {
                 known,
                 complete: fresh,
+                loaded: fresh,
             },
             opts,
             stats: WriteStats::default(),
@@ -498,6 +508,16 @@ impl ArchiveWriter {
         }
         if self.dirs.complete {
             return Ok(false);
+        }
+        if !self.dirs.loaded {
+            // Like the rest of this cache, this assumes that no other program
+            // changes directories while the writer holds the archive.
+            self.dirs.loaded = true;
+            if let Some(all) = self.index.dir_paths_up_to(DIR_LOAD_MAX)? {
+                self.dirs.known.extend(all);
+                self.dirs.complete = true;
+                return Ok(self.dirs.known.contains(path));
+            }
         }
         let exists = self.index.is_dir(path)?;
         if exists {
