@@ -240,6 +240,22 @@ def main():
             results.append((name, times))
             print(name, {k: round(statistics.median(v), 4) for k, v in times.items()},
                   flush=True)
+        # A small change to the large archive: open for writing, add one file,
+        # close (our writers then write the sidecar). A new name each time; the
+        # read rows above are done.
+        name = "open for writing, add one file, close"
+        times = {"py": [], "rs": []}
+        for r in range(a.rounds):
+            order = [("py", barecat), ("rs", barecat_rs)]
+            if r % 2:
+                order.reverse()
+            for key, mod in order:
+                def change(mod=mod, key=key):
+                    with mod.Barecat(arch, readonly=False) as bc:
+                        bc[f"new/{key}-{r}.txt"] = b"x"
+                times[key].append(timed(change)[0])
+        results.append((name, times))
+        print(name, {k: round(statistics.median(v), 4) for k, v in times.items()}, flush=True)
         print(f"{a.files} files, {a.rounds} rounds, medians")
         print("| operation | Python barecat 0.3.1 | barecat_rs | ratio | floor | Python / floor |")
         print("|---|---:|---:|---:|---:|---:|")

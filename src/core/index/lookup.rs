@@ -247,7 +247,25 @@ impl Index {
         if n as u64 > max as u64 + 1 {
             return Ok(None);
         }
-        Ok(Some(self.subtree_paths("")?.0))
+        Ok(Some(self.paths_with_prefix(
+            super::Table::Dirs,
+            "",
+            None,
+            &|_| true,
+        )?))
+    }
+
+    /// No file row and no directory row but the root's: a fresh index (two
+    /// existence checks, not counts: a count reads a whole index).
+    pub fn is_fresh(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT NOT EXISTS (SELECT 1 FROM files) \
+                 AND (SELECT count(*) FROM (SELECT 1 FROM dirs LIMIT 2)) <= 1",
+                [],
+                |r| r.get(0),
+            )
+            .at(&self.path)
     }
 
     /// Number of rows in `dirs` (the root included).

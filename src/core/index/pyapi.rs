@@ -187,7 +187,7 @@ impl Index {
 
     /// Paths of `table` that start with `prefix` (the root left out) and pass
     /// `keep`, sorted ([`Self::each_path_with_prefix`]).
-    fn paths_with_prefix(
+    pub(super) fn paths_with_prefix(
         &self,
         table: Table,
         prefix: &str,

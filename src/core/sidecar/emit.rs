@@ -1,6 +1,7 @@
-//! Writing a sidecar for an index: the pages chosen by SQLite's own `dbstat`, read
-//! straight from the index file inside one read transaction, written beside the
-//! index under a temporary name and renamed into place.
+//! Writing a sidecar for an index: the pages `select` chooses (with SQLite's
+//! `dbstat` over every page as the fallback), read straight from the index file
+//! inside one read transaction, written beside the index under a temporary name
+//! and renamed into place.
 //!
 //! The page bytes are read from the file at `(pageno - 1) * page_size`, which is
 //! what SQLite holds only when the committed state lives entirely in the main file:
@@ -145,7 +146,37 @@ fn sql(index: &Path) -> impl Fn(rusqlite::Error) -> Refusal + '_ {
     move |e| Refusal::Failed(Error::sqlite(index, e))
 }
 
-/// Select the pages with `dbstat` and read them from the index file at `index`
+/// `dbstat` missing from this SQLite, or another SQLite error.
+fn dbstat_refusal(index: &Path, e: rusqlite::Error) -> Refusal {
+    if e.to_string().contains("dbstat") {
+        Refusal::DbstatUnavailable {
+            detail: e.to_string(),
+        }
+    } else {
+        sql(index)(e)
+    }
+}
+
+/// The selection by `dbstat` over every page of the index, sorted, with page 1.
+fn full_selection(conn: &Connection, index: &Path) -> Result<Vec<u32>, Refusal> {
+    let mut stmt = pages::prepare_selection(conn).map_err(|e| dbstat_refusal(index, e))?;
+    let mut pagenos: Vec<u32> = vec![1];
+    let rows = stmt
+        .query_map([], |r| r.get::<_, i64>(0))
+        .map_err(sql(index))?;
+    for p in rows {
+        let p = p.map_err(sql(index))?;
+        let p = u32::try_from(p).map_err(|_| {
+            Refusal::Failed(Error::corrupt(index, format!("dbstat lists page {p}")))
+        })?;
+        pagenos.push(p);
+    }
+    pagenos.sort_unstable();
+    pagenos.dedup();
+    Ok(pagenos)
+}
+
+/// Select the pages (see `select`) and read them from the index file at `index`
 /// (the database `conn` is open on) straight into the sidecar's body, compressed
 /// at zstd `level`, inside one read transaction (see `encode_pages`). Returns the
 /// sidecar's bytes, the page size and the number of pages.
@@ -168,33 +199,16 @@ fn read_and_encode(
         .ok_or(Refusal::InvalidPageSize {
             value: page_size.to_string(),
         })?;
-    let mut stmt = match pages::prepare_selection(conn) {
-        Ok(s) => s,
-        Err(e) if e.to_string().contains("dbstat") => {
-            return Err(Refusal::DbstatUnavailable {
-                detail: e.to_string(),
-            })
-        }
-        Err(e) => return Err(sql(index)(e)),
-    };
-    // The statement's read holds the shared lock until the transaction ends; the
+    // The selection's reads hold the shared lock until the transaction ends; the
     // bytes are read through SQLite's own file handle (see `raw`).
     pages::begin_read(conn).map_err(sql(index))?;
     let result = (|| {
-        let mut pagenos: Vec<u32> = vec![1];
-        let rows = stmt
-            .query_map([], |r| r.get::<_, i64>(0))
-            .map_err(sql(index))?;
-        for p in rows {
-            let p = p.map_err(sql(index))?;
-            let p = u32::try_from(p).map_err(|_| {
-                Refusal::Failed(Error::corrupt(index, format!("dbstat lists page {p}")))
-            })?;
-            pagenos.push(p);
-        }
-        pagenos.sort_unstable();
-        pagenos.dedup();
         let file = RawFile::of(conn).map_err(|e| Refusal::Failed(Error::io(index, e)))?;
+        let pagenos = match super::select::walk(conn, &file, page_size) {
+            Ok(Some(p)) => p,
+            Ok(None) => full_selection(conn, index)?,
+            Err(e) => return Err(dbstat_refusal(index, e)),
+        };
         let mut short = None;
         let written = encode_pages(
             page_size,

@@ -30,13 +30,16 @@
 //!
 //! * [`crate::core::format::sidecar`]: the byte format, parsing with bounded
 //!   decompression, the page map, freshness, the generic producer.
-//! * [`emit`]: page selection with SQLite's `dbstat`, writing and removing the file.
+//! * [`emit`]: writing and removing the file.
+//! * `select`: the pages it holds, walked down from each b-tree's root (SQLite's
+//!   `dbstat` when the walk meets something unexpected).
 //! * [`check`](mod@check): the full check against a local index.
 //! * `raw`: reading the index's bytes through SQLite's own file handle.
 
 pub mod check;
 pub mod emit;
 mod raw;
+mod select;
 
 pub use crate::core::format::sidecar::{
     encode, load, max_body_len, parse, PageMap, Rejection, RejectionKind, DEFAULT_LEVEL,

@@ -282,7 +282,7 @@ impl ArchiveWriter {
                 return Err(e);
             }
         };
-        let fresh = index.count_files()? == 0 && index.count_dirs()? <= 1;
+        let fresh = index.is_fresh()?;
         let mut known = HashSet::new();
         known.insert(String::new());
         Ok(ArchiveWriter {

@@ -77,7 +77,7 @@ pub(super) fn adopt(
     }
     let (out_limit, root) = {
         let out = Index::open_read(layout.index())?;
-        if !current(out.version()) || out.count_files()? != 0 || out.count_dirs()? > 1 {
+        if !current(out.version()) || !out.is_fresh()? {
             return Ok(None);
         }
         let root = out.dir("")?.map(|d| d.meta).unwrap_or_default();
