@@ -138,8 +138,8 @@ struct Batch {
     start: (u64, u64),
     bytes: u64,
     deltas: HashMap<String, Delta>,
-    /// Shards that files were removed from: cut back to their logical end after
-    /// the commit, when one is the current shard.
+    /// The current shard, when a file that ended it was removed: cut back to its
+    /// logical end after the commit.
     tail_cuts: HashSet<u64>,
 }
 

@@ -39,8 +39,13 @@ impl ArchiveWriter {
         d.files -= 1;
         d.bytes -= fi.size as i64;
         d.touched = true;
-        if let Some(b) = self.batch.as_mut() {
-            b.tail_cuts.insert(fi.shard);
+        // Only a file that ends the current shard can give bytes back (finding
+        // the shard's new end reads every row of it).
+        let (cur, pos) = self.shards.position();
+        if fi.shard == cur && fi.end() >= pos {
+            if let Some(b) = self.batch.as_mut() {
+                b.tail_cuts.insert(fi.shard);
+            }
         }
         self.cut_batch_tail(&fi)?;
         self.maybe_commit()?;

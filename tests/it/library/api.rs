@@ -898,6 +898,32 @@ fn deleting_the_last_file_shrinks_the_shard() {
     );
 }
 
+/// Across commits: removing a file in the middle gives nothing back; removing
+/// the last files, in any order, cuts the shard after their commit down to the
+/// end of the files left.
+#[test]
+fn committed_last_files_removed_shrink_the_shard_middle_ones_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.barecat");
+    let mut w = new_writer(&p, None);
+    for (f, d) in [("a", "11"), ("b", "222"), ("c", "3333"), ("d", "44444")] {
+        w.add_file(f, Meta::default(), d.as_bytes(), None).unwrap();
+    }
+    w.finish().unwrap();
+    let mut w = append(&p);
+    w.remove_file("b").unwrap();
+    w.commit().unwrap();
+    assert_eq!(shard_len(&p, 0), 14);
+    w.remove_file("c").unwrap();
+    w.remove_file("d").unwrap();
+    w.commit().unwrap();
+    assert_eq!(shard_len(&p, 0), 2);
+    w.add_file("e", Meta::default(), b"5", None).unwrap();
+    w.finish().unwrap();
+    consistent(&p);
+    assert_eq!(fs::read(Layout::current(&p).shard_path(0)).unwrap(), b"115");
+}
+
 #[test]
 fn resume_trims_trailing_garbage() {
     let dir = tempfile::tempdir().unwrap();
