@@ -233,18 +233,23 @@ impl Index {
         Ok(n as u64)
     }
 
-    /// Every directory path but the root's, when there are at most `max` of them
-    /// (`None` otherwise, after counting at most `max + 1`).
-    pub fn dir_paths_up_to(&self, max: usize) -> Result<Option<Vec<String>>> {
+    /// Number of rows in `dirs` (the root included), counting at most `limit`.
+    pub fn count_dirs_up_to(&self, limit: u64) -> Result<u64> {
         let n: i64 = self
             .conn
             .query_row(
                 "SELECT count(*) FROM (SELECT 1 FROM dirs LIMIT ?1)",
-                [max.saturating_add(2).min(i64::MAX as usize) as i64],
+                [limit.min(i64::MAX as u64) as i64],
                 |r| r.get(0),
             )
             .at(&self.path)?;
-        if n as u64 > max as u64 + 1 {
+        Ok(n.max(0) as u64)
+    }
+
+    /// Every directory path but the root's, when there are at most `max` of them
+    /// (`None` otherwise, after counting at most `max + 2` rows).
+    pub fn dir_paths_up_to(&self, max: usize) -> Result<Option<Vec<String>>> {
+        if self.count_dirs_up_to(max as u64 + 2)? > max as u64 + 1 {
             return Ok(None);
         }
         Ok(Some(self.paths_with_prefix(
