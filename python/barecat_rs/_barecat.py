@@ -100,13 +100,20 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping):
 
     def files(self):
         """All file paths, in insertion order."""
-        for fi in self.index.iter_all_fileinfos():
-            yield fi.path
+        return self._paths("files", "insertion")
 
     def dirs(self):
         """All directory paths, in path order (the root is ``''``)."""
-        for di in self.index.iter_all_dirinfos():
-            yield di.path
+        return self._paths("dirs", "path")
+
+    def _paths(self, table, order):
+        """Paths of ``table`` in ``order``, read a page at a time (paths only)."""
+        cursor = None
+        while True:
+            page, cursor = self._paths_page(table, order, cursor)
+            yield from page
+            if cursor is None:
+                return
 
     # ------------------------------------------------------------ file system
 

@@ -6,6 +6,8 @@ shapes. ``Index(path, readonly=...)`` also opens an index on its own, as in Pyth
 barecat (it is then the archive opened through that path).
 """
 
+import heapq
+import itertools
 import os
 import posixpath
 import random
@@ -163,7 +165,13 @@ class Index:
         return iter(items)
 
     def iter_all_paths(self, order=Order.ANY, bufsize=None):
-        return (i.path for i in self.iter_all_infos(order))
+        order = _order(order)
+        if order & (Order.ADDRESS | Order.RANDOM | Order.DESC):
+            return (i.path for i in self.iter_all_infos(order))
+        dirs = self._bc._paths("dirs", "path")
+        if order & Order.PATH:
+            return heapq.merge(dirs, self._bc._paths("files", "path"))
+        return itertools.chain(dirs, self._bc._paths("files", "insertion"))
 
     # ---------------------------------------------------------------- listings
 
@@ -604,10 +612,17 @@ class Index:
         return pages()
 
     def iter_all_filepaths(self, order=Order.ANY, bufsize=None):
-        return (f.path for f in self.iter_all_fileinfos(order))
+        order = _order(order)
+        if order & (Order.RANDOM | Order.DESC):
+            return (f.path for f in self.iter_all_fileinfos(order))
+        native = ("address" if order & Order.ADDRESS else
+                  "path" if order & Order.PATH else "insertion")
+        return self._bc._paths("files", native)
 
     def iter_all_dirpaths(self, order=Order.ANY, bufsize=None):
-        return (d.path for d in self.iter_all_dirinfos(order))
+        if _order(order) & (Order.RANDOM | Order.DESC):
+            return (d.path for d in self.iter_all_dirinfos(order))
+        return self._bc._paths("dirs", "path")
 
     def exists(self, path):
         return self._bc.exists(path)

@@ -852,6 +852,51 @@ impl Archive {
         Ok((PyList::new(py, files)?, next.map(PageCursor)))
     }
 
+    /// One page of paths of `table` ("files" in `order`: "path", "address" or
+    /// "insertion"; "dirs" in path order, the root `''` first) after `cursor`
+    /// (None: from the start); returns the paths and the next cursor (None once
+    /// all have been read). Reads the paths only: no info is decoded or made.
+    #[pyo3(signature = (table, order="path", cursor=None, limit=4096))]
+    fn _paths_page<'py>(
+        &self,
+        py: Python<'py>,
+        table: &str,
+        order: &str,
+        cursor: Option<PyRef<'py, PageCursor>>,
+        limit: usize,
+    ) -> PyResult<(Bound<'py, PyList>, Option<PageCursor>)> {
+        let spec = match table {
+            "files" => ScanSpec::new(
+                Table::Files,
+                match order_arg(order)? {
+                    FileOrder::Path => ScanOrder::Path,
+                    FileOrder::Address => ScanOrder::Address,
+                    FileOrder::Insertion => ScanOrder::Rowid,
+                },
+            ),
+            "dirs" => ScanSpec::new(Table::Dirs, ScanOrder::Path),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "table must be 'files' or 'dirs', not {other:?}"
+                )))
+            }
+        }
+        .paths_only(true);
+        let cur = cursor.map(|c| c.0.clone());
+        let (paths, next) = self.lookup(py, move |i| {
+            let mut out = barecat::core::index::PathList::default();
+            let (_, next) = i.scan_rows(&spec, cur.as_ref(), limit, &mut |row| {
+                out.push(i.path_of(row)?, false);
+                Ok(())
+            })?;
+            Ok((out, next))
+        })?;
+        Ok((
+            PyList::new(py, paths.iter().map(|(p, _)| p))?,
+            next.map(PageCursor),
+        ))
+    }
+
     /// One page of directory infos in path order after `cursor` (None: from the
     /// root); returns the page and the next cursor (None once the directories have
     /// all been read).

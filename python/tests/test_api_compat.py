@@ -164,6 +164,35 @@ def test_standalone_index(pair):
         barecat_rs.Index(rs_path + ".missing")
 
 
+def test_path_iterations_match_python_across_pages(tmp_path):
+    """The path iterations read paths only, a page (4096) at a time: over more
+    than one page, with non-ASCII names, in every order both implement alike."""
+    import random
+
+    files = {f"d{i % 7}/s{(i // 7) % 3}/f{i:05d}{'é' if i % 11 == 0 else ''}.txt":
+             b"x" * (1 + i % 9) for i in range(5000)}
+    items = list(files.items())
+    random.Random(5).shuffle(items)
+    py_path = build(barecat, tmp_path / "py.barecat", dict(items))
+    rs_path = build(barecat_rs, tmp_path / "rs.barecat", dict(items))
+    Order = barecat.Order
+    with barecat.Barecat(py_path) as p, barecat_rs.Barecat(rs_path) as r:
+        for order in (Order.PATH, Order.PATH | Order.DESC, Order.ADDRESS):
+            assert list(r.index.iter_all_filepaths(order)) == list(
+                p.index.iter_all_filepaths(order)), order
+        for order in (Order.ANY, Order.PATH, Order.PATH | Order.DESC):
+            assert list(r.index.iter_all_dirpaths(order)) == list(
+                p.index.iter_all_dirpaths(order)), order
+        for order in (Order.PATH, Order.PATH | Order.DESC):
+            assert list(r.index.iter_all_paths(order)) == list(
+                p.index.iter_all_paths(order)), order
+        assert sorted(r.index.iter_all_paths()) == sorted(p.index.iter_all_paths())
+        # Insertion order, ours (Python's ANY is its own): keys, files().
+        assert list(r) == list(r.keys()) == list(r.files()) == [k for k, _ in items]
+        assert list(r.dirs()) == sorted({""} | {k.rsplit("/", i)[0] for k in files
+                                               for i in (1, 2)})
+
+
 # ------------------------------------------------------------------ writing
 
 def same_entries(py_path, rs_path):
