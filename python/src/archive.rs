@@ -953,7 +953,7 @@ impl Archive {
         let mut g = self.write_access("removing files")?;
         let w = writer(&mut g);
         w.remove_file(path).map_err(|e| key_error(py, e))?;
-        w.commit().py()
+        Ok(())
     }
 
     /// Add a file; returns its info. Metadata may be None (NULL in the index).
@@ -1054,7 +1054,7 @@ impl Archive {
         let mut g = self.write_access("removing files")?;
         let w = writer(&mut g);
         w.remove_file(path).py()?;
-        w.commit().py()
+        Ok(())
     }
 
     /// Remove an empty directory.
@@ -1063,7 +1063,7 @@ impl Archive {
         let mut g = self.write_access("removing directories")?;
         let w = writer(&mut g);
         w.remove_empty_dir(path).py()?;
-        w.commit().py()
+        Ok(())
     }
 
     /// Remove a directory and everything below it; returns the number of files removed.
@@ -1072,7 +1072,6 @@ impl Archive {
         let mut g = self.write_access("removing directories")?;
         let w = writer(&mut g);
         let removed = w.remove_tree(path).py()?;
-        w.commit().py()?;
         Ok(removed.files)
     }
 
@@ -1083,7 +1082,7 @@ impl Archive {
         let mut g = self.write_access("renaming")?;
         let w = writer(&mut g);
         w.rename(old_path, write_path(new_path), overwrite).py()?;
-        w.commit().py()
+        Ok(())
     }
 
     /// Check that a file object may write `path`: the archive is writable, the path

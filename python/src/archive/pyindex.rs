@@ -21,7 +21,7 @@ use barecat::{ArchiveWriter, CreateMode, Entry, Error, Meta, WriterOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use super::{closed, fork, py_entry, to_py_attached, writer, Access, Archive, State};
+use super::{closed, fork, py_entry, writer, Access, Archive, State};
 use crate::errors::PyResultExt;
 use crate::info::FileInfo;
 
@@ -280,22 +280,13 @@ pub fn _ix_set_meta(
     let a = bc.get();
     let mut g = a.write_access("changing metadata")?;
     let w = writer(&mut g);
-    let p = bpath::normalize(path);
-    let old = match w.index().file(&p).py()? {
-        Some(f) => f.meta,
-        None => match w.index().dir(&p).py()? {
-            Some(d) => d.meta,
-            None => return Err(to_py_attached(Error::NotFound(p))),
-        },
-    };
     let meta = Meta {
-        mode: mode.or(old.mode),
-        uid: uid.or(old.uid),
-        gid: gid.or(old.gid),
-        mtime_ns: mtime_ns.or(old.mtime_ns),
+        mode,
+        uid,
+        gid,
+        mtime_ns,
     };
-    w.set_meta(&p, meta).py()?;
-    w.commit().py()
+    w.patch_meta(path, meta).py()
 }
 
 /// Index a file whose bytes are already in a shard (Python's `Index.add_file`):

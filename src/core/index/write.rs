@@ -157,10 +157,27 @@ impl Index {
 
     /// Set the metadata of the file row at `path`; returns whether there was one.
     pub fn set_file_meta(&self, path: &str, meta: &Meta) -> Result<bool> {
+        self.write_meta(
+            "UPDATE files SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
+            path,
+            meta,
+        )
+    }
+
+    /// Change the metadata fields of `meta` that are set, of the file at `path`, or
+    /// else of the directory there (the others keep their values); returns whether
+    /// either exists.
+    pub fn patch_meta(&self, path: &str, meta: &Meta) -> Result<bool> {
+        const SET: &str = "SET mode = coalesce(?2, mode), uid = coalesce(?3, uid), \
+                           gid = coalesce(?4, gid), mtime_ns = coalesce(?5, mtime_ns) \
+                           WHERE path = ?1";
+        Ok(self.write_meta(&format!("UPDATE files {SET}"), path, meta)?
+            || self.write_meta(&format!("UPDATE dirs {SET}"), path, meta)?)
+    }
+
+    fn write_meta(&self, sql: &str, path: &str, meta: &Meta) -> Result<bool> {
         self.conn
-            .prepare_cached(
-                "UPDATE files SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
-            )
+            .prepare_cached(sql)
             .and_then(|mut st| {
                 st.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns])
             })
@@ -217,15 +234,11 @@ impl Index {
     /// Set the metadata of the directory row at `path`; returns whether there was
     /// one.
     pub fn set_dir_meta(&self, path: &str, meta: &Meta) -> Result<bool> {
-        self.conn
-            .prepare_cached(
-                "UPDATE dirs SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
-            )
-            .and_then(|mut st| {
-                st.execute(params![path, meta.mode, meta.uid, meta.gid, meta.mtime_ns])
-            })
-            .at(&self.path)
-            .map(|n| n > 0)
+        self.write_meta(
+            "UPDATE dirs SET mode = ?2, uid = ?3, gid = ?4, mtime_ns = ?5 WHERE path = ?1",
+            path,
+            meta,
+        )
     }
 
     /// Add to the direct counters (`num_files`, `num_subdirs`) of the directory at

@@ -159,12 +159,26 @@ impl ArchiveWriter {
     /// Set the metadata of the file or directory at `path` (a file first, as Python
     /// barecat's `chmod`, `chown` and `update_mtime` look).
     pub fn set_meta(&mut self, path: &str, meta: Meta) -> Result<()> {
+        self.change_meta(path, meta, false)
+    }
+
+    /// Like [`set_meta`](Self::set_meta), but the fields of `meta` that are `None`
+    /// keep their values (Python barecat's `chmod`, `chown`, `update_mtime`).
+    pub fn patch_meta(&mut self, path: &str, meta: Meta) -> Result<()> {
+        self.change_meta(path, meta, true)
+    }
+
+    fn change_meta(&mut self, path: &str, meta: Meta, keep_unset: bool) -> Result<()> {
         self.check_usable()?;
         let path = mpath::normalize(path);
         self.begin_batch()?;
-        let found = match self.index.set_file_meta(&path, &meta) {
-            Ok(false) => self.index.set_dir_meta(&path, &meta),
-            other => other,
+        let found = if keep_unset {
+            self.index.patch_meta(&path, &meta)
+        } else {
+            match self.index.set_file_meta(&path, &meta) {
+                Ok(false) => self.index.set_dir_meta(&path, &meta),
+                other => other,
+            }
         };
         match found {
             Ok(true) => {}
