@@ -1329,3 +1329,53 @@ fn appending_writers_know_the_existing_directories() {
     assert_eq!((x.num_files, x.num_files_tree), (101, 102));
     assert!(a.stat("e/n").unwrap().is_dir());
 }
+
+/// `patch_meta` changes the fields given and keeps the others, on a file or else
+/// a directory; a missing path is `NotFound`.
+#[test]
+fn patch_meta_changes_only_the_fields_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.barecat");
+    let mut w = new_writer(&p, None);
+    let full = Meta {
+        mode: Some(0o100644),
+        uid: Some(7),
+        gid: Some(8),
+        mtime_ns: Some(9),
+    };
+    w.add_file("d/f", full, b"x", None).unwrap();
+    w.set_meta("d", full).unwrap();
+    let mode_only = Meta {
+        mode: Some(0o100600),
+        ..Meta::default()
+    };
+    w.patch_meta("d/f", mode_only).unwrap();
+    w.patch_meta(
+        "d",
+        Meta {
+            mtime_ns: Some(10),
+            ..Meta::default()
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        w.patch_meta("nope", mode_only).unwrap_err(),
+        Error::NotFound(_)
+    ));
+    w.finish().unwrap();
+    let a = Archive::open(&p).unwrap();
+    assert_eq!(
+        *a.stat("d/f").unwrap().meta(),
+        Meta {
+            mode: Some(0o100600),
+            ..full
+        }
+    );
+    assert_eq!(
+        *a.stat("d").unwrap().meta(),
+        Meta {
+            mtime_ns: Some(10),
+            ..full
+        }
+    );
+}
