@@ -13,7 +13,9 @@
 //! last committed state. Writers wait at most [`HOLD`] for it: a connection is
 //! restarted when it is borrowed after [`HOLD`], and a small thread per pool ends the
 //! transactions of connections that sit idle in the pool (a reader that stops
-//! reading never blocks a writer; writers wait up to five seconds for a lock).
+//! reading never blocks a writer; writers wait up to five seconds for a lock). The
+//! thread starts with the second transaction handed back; the first is ended at
+//! once, so that opening an archive for one lookup starts no thread.
 //!
 //! A pool is never used across `fork`: [`crate::Archive`] keeps it per process
 //! generation ([`crate::core::fork`]), so a child opens connections of its own.
@@ -58,6 +60,10 @@ struct State {
     idle: Vec<Pooled>,
     /// The releasing thread runs.
     releaser: bool,
+    /// A transaction was handed back before: the first one is ended at once
+    /// instead (one lookup after opening, `len(bc)`, needs no thread; starting
+    /// one cost more than the lookup).
+    held_before: bool,
     /// It waits without a deadline: wake it when a transaction is handed back.
     releaser_asleep: bool,
     closed: bool,
@@ -182,7 +188,10 @@ impl ReadPool {
             return;
         }
         if p.since.is_some() {
-            if !st.releaser {
+            if !st.releaser && !st.held_before {
+                st.held_before = true;
+                p.end();
+            } else if !st.releaser {
                 let shared = Arc::clone(&self.shared);
                 let spawned = std::thread::Builder::new()
                     .name("barecat-release".into())
@@ -245,5 +254,24 @@ fn release_loop(shared: &Shared) {
                 shared.wake.wait(st).unwrap_or_else(|e| e.into_inner())
             }
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One lookup after opening (`len(bc)`) ends its transaction at once: a
+    /// writer that does not wait at all can commit right after it.
+    #[test]
+    fn a_first_lookup_holds_no_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.barecat");
+        drop(Index::open_write(&path, true).unwrap());
+        let pool = ReadPool::new(&path, Index::open_read(&path).unwrap());
+        assert_eq!(pool.with(|i| i.count_files()).unwrap(), 0);
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.busy_timeout(Duration::ZERO).unwrap();
+        c.execute_batch("BEGIN EXCLUSIVE; COMMIT").unwrap();
     }
 }
