@@ -440,10 +440,8 @@ class Index:
         old_path, new_path = _path_of(old), normalize_path(new)
         if not self._bc.isfile(old_path):
             raise FileNotFoundBarecatError(old_path)
-        if self._bc.isdir(new_path):
-            raise IsADirectoryBarecatError(new_path)
-        if self._bc.isfile(new_path) and not allow_overwrite:
-            raise FileExistsBarecatError(new_path)
+        # A directory at new_path is IsADirectoryBarecatError, a file there
+        # (without allow_overwrite) FileExistsBarecatError: the writer's own checks.
         self._bc.rename(old_path, new_path, overwrite=allow_overwrite)
 
     def rename_dir(self, old, new, allow_overwrite=False):

@@ -222,10 +222,15 @@ impl ArchiveWriter {
             }
             let stats = self.stats;
             let r = self.rename_one(old, new, overwrite);
-            // Directories may have moved (or failed to): ask the index again.
-            self.dirs.known.clear();
-            self.dirs.known.insert(String::new());
-            self.dirs.complete = false;
+            if !matches!(r, Ok(false)) {
+                // A directory moved, or a failed rename is undone with the
+                // directories it added: ask the index again. (A file that moved
+                // only added directories, which the cache has.)
+                self.dirs.known.clear();
+                self.dirs.known.insert(String::new());
+                self.dirs.complete = false;
+            }
+            let r = r.map(drop);
             let end = if r.is_ok() {
                 self.index.release("bc_rename")
             } else {
@@ -244,12 +249,13 @@ impl ArchiveWriter {
         Ok(results)
     }
 
-    /// One rename, in the open batch (with its stored counters current).
-    fn rename_one(&mut self, old: &str, new: &str, overwrite: bool) -> Result<()> {
+    /// One rename, in the open batch (with its stored counters current); returns
+    /// whether a directory moved.
+    fn rename_one(&mut self, old: &str, new: &str, overwrite: bool) -> Result<bool> {
         let old = mpath::normalize(old);
         let new = mpath::check_member(new)?;
         if old == new {
-            return Ok(());
+            return Ok(false);
         }
         if old.is_empty() || new.is_empty() {
             return Err(Error::InvalidOperation(
@@ -328,7 +334,7 @@ impl ArchiveWriter {
                 d.touched = true;
             }
         }
-        Ok(())
+        Ok(is_dir)
     }
 }
 

@@ -1379,3 +1379,39 @@ fn patch_meta_changes_only_the_fields_given() {
         }
     );
 }
+
+/// File renames keep the writer's directory cache (only what they add): the
+/// directories a rename creates are known to later adds, as are the existing
+/// ones once loaded; a directory rename makes the cache ask the index again.
+#[test]
+fn renames_keep_the_directory_cache_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.barecat");
+    let mut w = new_writer(&p, None);
+    for i in 0..100 {
+        w.add_file(&format!("a/f{i}"), Meta::default(), b"1", None)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let mut w = append(&p);
+    for i in 0..80 {
+        w.rename(&format!("a/f{i}"), &format!("a/g{i}"), false)
+            .unwrap();
+    }
+    w.rename("a/g0", "n/m/x", false).unwrap();
+    assert!(matches!(
+        w.add_file("n/m", Meta::default(), b"", None),
+        Err(Error::IsADirectory(_))
+    ));
+    w.rename("n", "o", false).unwrap();
+    w.add_file("n/m", Meta::default(), b"2", None).unwrap();
+    assert!(matches!(
+        w.add_file("o/m", Meta::default(), b"", None),
+        Err(Error::IsADirectory(_))
+    ));
+    w.finish().unwrap();
+    consistent(&p);
+    let a = Archive::open(&p).unwrap();
+    assert_eq!(a.read("o/m/x").unwrap(), b"1");
+    assert_eq!(a.read("n/m").unwrap(), b"2");
+}
