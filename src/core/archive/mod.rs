@@ -261,7 +261,9 @@ impl Archive {
 
     /// The root directory row (its counters give the number of files and bytes).
     pub fn root(&self) -> Result<DirInfo> {
-        self.with_index(|i| i.dir(""))?
+        self.backend()?
+            .pool
+            .with_one_statement(|i| i.dir(""))?
             .ok_or_else(|| Error::corrupt(self.layout.index(), "no root directory row"))
     }
 

@@ -150,6 +150,22 @@ impl ReadPool {
         r
     }
 
+    /// Run `f`, which runs one statement, in the connection's held read
+    /// transaction when it has one, else as SQLite's own autocommit statement
+    /// (no `BEGIN` and `COMMIT` for a single lookup: `len(bc)` after opening).
+    pub fn with_one_statement<T>(&self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
+        let mut p = self.take()?;
+        if p.expired(Instant::now()) {
+            p.end();
+        }
+        let r = f(&p.index);
+        if r.is_err() && p.since.is_some() {
+            p.end();
+        }
+        self.give_back(p);
+        r
+    }
+
     /// Like [`with`](Self::with), but in a transaction that starts now: for
     /// re-checking a row after a failed read, whatever the journal mode.
     pub fn with_fresh<T>(&self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
@@ -272,6 +288,9 @@ mod tests {
         assert_eq!(pool.with(|i| i.count_files()).unwrap(), 0);
         let c = rusqlite::Connection::open(&path).unwrap();
         c.busy_timeout(Duration::ZERO).unwrap();
+        c.execute_batch("BEGIN EXCLUSIVE; COMMIT").unwrap();
+        // A single statement outside any held transaction holds none either.
+        assert_eq!(pool.with_one_statement(|i| i.count_files()).unwrap(), 0);
         c.execute_batch("BEGIN EXCLUSIVE; COMMIT").unwrap();
     }
 }
