@@ -99,8 +99,9 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping):
             return default
 
     def files(self):
-        """All file paths, in insertion order."""
-        return self._paths("files", "insertion")
+        """All file paths, in path order (the order of Python barecat's, which reads
+        them from the path index)."""
+        return self._paths("files", "path")
 
     def dirs(self):
         """All directory paths, in path order (the root is ``''``)."""

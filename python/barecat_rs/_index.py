@@ -169,9 +169,11 @@ class Index:
         if order & (Order.ADDRESS | Order.RANDOM | Order.DESC):
             return (i.path for i in self.iter_all_infos(order))
         dirs = self._bc._paths("dirs", "path")
+        files = self._bc._paths("files", "path")
         if order & Order.PATH:
-            return heapq.merge(dirs, self._bc._paths("files", "path"))
-        return itertools.chain(dirs, self._bc._paths("files", "insertion"))
+            return heapq.merge(dirs, files)
+        # ANY: the directories, then the files, each in path order (Python's).
+        return itertools.chain(dirs, files)
 
     # ---------------------------------------------------------------- listings
 
@@ -613,9 +615,8 @@ class Index:
         order = _order(order)
         if order & (Order.RANDOM | Order.DESC):
             return (f.path for f in self.iter_all_fileinfos(order))
-        native = ("address" if order & Order.ADDRESS else
-                  "path" if order & Order.PATH else "insertion")
-        return self._bc._paths("files", native)
+        # ANY is path order, as Python barecat's (read from the path index).
+        return self._bc._paths("files", "address" if order & Order.ADDRESS else "path")
 
     def iter_all_dirpaths(self, order=Order.ANY, bufsize=None):
         if _order(order) & (Order.RANDOM | Order.DESC):

@@ -177,18 +177,21 @@ def test_path_iterations_match_python_across_pages(tmp_path):
     rs_path = build(barecat_rs, tmp_path / "rs.barecat", dict(items))
     Order = barecat.Order
     with barecat.Barecat(py_path) as p, barecat_rs.Barecat(rs_path) as r:
-        for order in (Order.PATH, Order.PATH | Order.DESC, Order.ADDRESS):
+        for order in (Order.ANY, Order.PATH, Order.PATH | Order.DESC, Order.ADDRESS):
             assert list(r.index.iter_all_filepaths(order)) == list(
                 p.index.iter_all_filepaths(order)), order
         for order in (Order.ANY, Order.PATH, Order.PATH | Order.DESC):
             assert list(r.index.iter_all_dirpaths(order)) == list(
                 p.index.iter_all_dirpaths(order)), order
-        for order in (Order.PATH, Order.PATH | Order.DESC):
+        for order in (Order.ANY, Order.PATH, Order.PATH | Order.DESC):
             assert list(r.index.iter_all_paths(order)) == list(
                 p.index.iter_all_paths(order)), order
-        assert sorted(r.index.iter_all_paths()) == sorted(p.index.iter_all_paths())
-        # Insertion order, ours (Python's ANY is its own): keys, files().
-        assert list(r) == list(r.keys()) == list(r.files()) == [k for k, _ in items]
+        # Iteration, keys() and files() in path order, as Python's; infos in
+        # insertion order, as Python's.
+        assert list(r) == list(r.keys()) == list(r.files()) == list(p) == list(
+            p.files()) == sorted(files)
+        assert [i.path for i in r.index.iter_all_fileinfos()] == [
+            i.path for i in p.index.iter_all_fileinfos()] == [k for k, _ in items]
         assert list(r.dirs()) == sorted({""} | {k.rsplit("/", i)[0] for k in files
                                                for i in (1, 2)})
 
