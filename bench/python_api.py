@@ -203,7 +203,10 @@ def main():
         floor_times[f"bc[path], {len(sample)} random paths"] = [
             lookup_floor(arch, sample_file) for _ in range(a.rounds)]
         results = []
-        for name, f in ops.items():
+
+        def side_by_side(name, run):
+            """Time `run(module, key, round)` for both modules, alternating which
+            goes first; both must return the same value."""
             times = {"py": [], "rs": []}
             for r in range(a.rounds):
                 order = [("py", barecat), ("rs", barecat_rs)]
@@ -211,12 +214,15 @@ def main():
                     order.reverse()
                 got = {}
                 for key, mod in order:
-                    t, got[key] = timed(with_reader(mod, f))
+                    t, got[key] = timed(lambda: run(mod, key, r))
                     times[key].append(t)
                 assert got["py"] == got["rs"], (name, got)
             results.append((name, times))
             print(name, {k: round(statistics.median(v), 4) for k, v in times.items()},
                   flush=True)
+
+        for name, f in ops.items():
+            side_by_side(name, lambda mod, key, r, f=f: with_reader(mod, f)())
         merges = [
             (f"merge_from_other_barecat, {a.merge_files} files, into a new archive", {}, None),
             ("the same into an archive holding one file", {}, "zz/first.txt"),
@@ -227,35 +233,15 @@ def main():
             # Row by row (the first is copied whole): the index part's floor.
             floor_times[name] = [merge_floor(src, work, first, **kw) for _ in range(a.rounds)]
         for name, kw, first in merges:
-            times = {"py": [], "rs": []}
-            for r in range(a.rounds):
-                order = [("py", barecat), ("rs", barecat_rs)]
-                if r % 2:
-                    order.reverse()
-                got = {}
-                for key, mod in order:
-                    t, got[key] = timed(merge(mod, first, **kw))
-                    times[key].append(t)
-                assert got["py"] == got["rs"], (name, got)
-            results.append((name, times))
-            print(name, {k: round(statistics.median(v), 4) for k, v in times.items()},
-                  flush=True)
+            side_by_side(name, lambda mod, key, r, kw=kw, first=first: merge(mod, first, **kw)())
         # A small change to the large archive: open for writing, add one file,
         # close (our writers then write the sidecar). A new name each time; the
         # read rows above are done.
-        name = "open for writing, add one file, close"
-        times = {"py": [], "rs": []}
-        for r in range(a.rounds):
-            order = [("py", barecat), ("rs", barecat_rs)]
-            if r % 2:
-                order.reverse()
-            for key, mod in order:
-                def change(mod=mod, key=key):
-                    with mod.Barecat(arch, readonly=False) as bc:
-                        bc[f"new/{key}-{r}.txt"] = b"x"
-                times[key].append(timed(change)[0])
-        results.append((name, times))
-        print(name, {k: round(statistics.median(v), 4) for k, v in times.items()}, flush=True)
+        def change(mod, key, r):
+            with mod.Barecat(arch, readonly=False) as bc:
+                bc[f"new/{key}-{r}.txt"] = b"x"
+
+        side_by_side("open for writing, add one file, close", change)
         print(f"{a.files} files, {a.rounds} rounds, medians")
         print("| operation | Python barecat 0.3.1 | barecat_rs | ratio | floor | Python / floor |")
         print("|---|---:|---:|---:|---:|---:|")

@@ -55,6 +55,17 @@ def _reopen(cls, path, options):
     return cls(path, **options)
 
 
+
+def _paged(fetch):
+    """Everything ``fetch(cursor)`` gives a page at a time: it returns ``(page,
+    next cursor)``, the cursor None after the last page (None for the first)."""
+    cursor = None
+    while True:
+        page, cursor = fetch(cursor)
+        yield from page
+        if cursor is None:
+            return
+
 class Barecat(BarecatMaintenance, _Archive, MutableMapping):
     """A barecat archive, for reading (default) or writing.
 
@@ -109,12 +120,7 @@ class Barecat(BarecatMaintenance, _Archive, MutableMapping):
 
     def _paths(self, table, order):
         """Paths of ``table`` in ``order``, read a page at a time (paths only)."""
-        cursor = None
-        while True:
-            page, cursor = self._paths_page(table, order, cursor)
-            yield from page
-            if cursor is None:
-                return
+        return _paged(lambda cursor: self._paths_page(table, order, cursor))
 
     # ------------------------------------------------------------ file system
 

@@ -14,7 +14,7 @@ import random
 from contextlib import contextmanager
 
 from . import _native
-from ._barecat import Order, _order, _ordered
+from ._barecat import Order, _order, _ordered, _paged
 from ._native import BarecatDirInfo, BarecatFileInfo
 from .exceptions import (
     BarecatError,
@@ -589,23 +589,13 @@ class Index:
         return self._pages(native)
 
     def _pages(self, native):
-        cursor = None
-        while True:
-            page, cursor = self._bc._files_page(native, cursor)
-            yield from page
-            if cursor is None:
-                return
+        return _paged(lambda cursor: self._bc._files_page(native, cursor))
 
     def iter_all_dirinfos(self, order=Order.ANY, bufsize=None):
         order = _order(order)
 
         def pages():
-            cursor = None
-            while True:
-                page, cursor = self._bc._dirs_page(cursor)
-                yield from page
-                if cursor is None:
-                    return
+            return _paged(self._bc._dirs_page)
 
         if order & (Order.DESC | Order.RANDOM):
             return _ordered(list(pages()), order, lambda d: d.path)

@@ -134,32 +134,29 @@ impl ReadPool {
     /// Run `f` with a connection of this thread's own, inside a read transaction
     /// that may have started up to [`HOLD`] ago.
     pub fn with<T>(&self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
-        let mut p = self.take()?;
-        if p.expired(Instant::now()) {
-            p.end();
-        }
-        if p.since.is_none() {
-            p.begin();
-        }
-        let r = f(&p.index);
-        if r.is_err() {
-            // Whatever went wrong, the next use starts from a clean state.
-            p.end();
-        }
-        self.give_back(p);
-        r
+        self.run(f, true)
     }
 
     /// Run `f`, which runs one statement, in the connection's held read
     /// transaction when it has one, else as SQLite's own autocommit statement
     /// (no `BEGIN` and `COMMIT` for a single lookup: `len(bc)` after opening).
     pub fn with_one_statement<T>(&self, f: impl FnOnce(&Index) -> Result<T>) -> Result<T> {
+        self.run(f, false)
+    }
+
+    /// [`with`](Self::with) (`begin`: a transaction is started when none is held)
+    /// and [`with_one_statement`](Self::with_one_statement).
+    fn run<T>(&self, f: impl FnOnce(&Index) -> Result<T>, begin: bool) -> Result<T> {
         let mut p = self.take()?;
         if p.expired(Instant::now()) {
             p.end();
         }
+        if begin && p.since.is_none() {
+            p.begin();
+        }
         let r = f(&p.index);
-        if r.is_err() && p.since.is_some() {
+        if r.is_err() {
+            // Whatever went wrong, the next use starts from a clean state.
             p.end();
         }
         self.give_back(p);

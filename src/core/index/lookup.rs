@@ -246,18 +246,9 @@ impl Index {
         Ok(n.max(0) as u64)
     }
 
-    /// Every directory path but the root's, when there are at most `max` of them
-    /// (`None` otherwise, after counting at most `max + 2` rows).
-    pub fn dir_paths_up_to(&self, max: usize) -> Result<Option<Vec<String>>> {
-        if self.count_dirs_up_to(max as u64 + 2)? > max as u64 + 1 {
-            return Ok(None);
-        }
-        Ok(Some(self.paths_with_prefix(
-            super::Table::Dirs,
-            "",
-            None,
-            &|_| true,
-        )?))
+    /// Every directory path but the root's, in path order, from the path index.
+    pub fn dir_paths(&self) -> Result<Vec<String>> {
+        self.paths_with_prefix(super::Table::Dirs, "", None, &|_| true)
     }
 
     /// No file row and no directory row but the root's: a fresh index (two

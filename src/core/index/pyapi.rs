@@ -35,13 +35,6 @@ impl PathList {
         self.items.is_empty()
     }
 
-    /// Path `k` and whether it is a directory.
-    pub fn get(&self, k: usize) -> (&str, bool) {
-        let start = if k == 0 { 0 } else { self.items[k - 1].0 };
-        let (end, is_dir) = self.items[k];
-        (&self.text[start..end], is_dir)
-    }
-
     /// The paths in order, each with whether it is a directory.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, bool)> + '_ {
         let mut start = 0;
@@ -202,28 +195,10 @@ impl Index {
         Ok(out)
     }
 
-    /// [`Self::paths_with_prefix`] into a [`PathList`] (each marked a directory
-    /// when `table` is [`Table::Dirs`]).
-    fn path_list_with_prefix(
-        &self,
-        table: Table,
-        prefix: &str,
-        filter: Option<&str>,
-        keep: &dyn Fn(&str) -> bool,
-    ) -> Result<PathList> {
-        let is_dir = table == Table::Dirs;
-        let mut out = PathList::default();
-        self.each_path_with_prefix(table, prefix, filter, keep, &mut |p| {
-            out.push(p, is_dir);
-            Ok(())
-        })?;
-        Ok(out)
-    }
-
     /// Every path of `table` below `prefix` (the root left out) that passes
     /// `keep`, in path order, to `visit`: a paged path-order scan ([`ScanSpec`])
     /// of the path index alone (no table row is visited), the one scan behind the
-    /// functions above. `filter`, a `GLOB` pattern that every kept path matches,
+    /// functions here. `filter`, a `GLOB` pattern that every kept path matches,
     /// lets SQLite leave out rows before they are handed over; it costs about a
     /// third of what handing a row over costs, so it is used only when the first
     /// [`PROBE_ROWS`] rows show that `keep` passes fewer than three in four.
@@ -331,28 +306,27 @@ impl Index {
         let is_match = |p: &str| glob.is_match(p);
         for (prefix, pre) in &ranges {
             let dirs = if only_files {
-                PathList::default()
+                Vec::new()
             } else {
-                self.path_list_with_prefix(Table::Dirs, prefix, pre.as_deref(), &is_match)?
+                self.paths_with_prefix(Table::Dirs, prefix, pre.as_deref(), &is_match)?
             };
             // The directories are few next to the files: each file is compared
             // with the next directory only.
-            let mut next = 0;
+            let mut dirs = dirs.iter().map(String::as_str).peekable();
             self.each_path_with_prefix(
                 Table::Files,
                 prefix,
                 pre.as_deref(),
                 &is_match,
                 &mut |p| {
-                    while next < dirs.len() && dirs.get(next).0 < p {
-                        visit(dirs.get(next).0, true)?;
-                        next += 1;
+                    while let Some(d) = dirs.next_if(|d| *d < p) {
+                        visit(d, true)?;
                     }
                     visit(p, false)
                 },
             )?;
-            for k in next..dirs.len() {
-                visit(dirs.get(k).0, true)?;
+            for d in dirs {
+                visit(d, true)?;
             }
         }
         Ok(())

@@ -140,7 +140,7 @@ struct Batch {
     deltas: HashMap<String, Delta>,
     /// The current shard, when a file that ended it was removed: cut back to its
     /// logical end after the commit.
-    tail_cuts: HashSet<u64>,
+    cut_shard: Option<u64>,
 }
 
 /// Directories known to exist in the index (committed or in the open batch).
@@ -433,11 +433,11 @@ impl ArchiveWriter {
         let Some(mut batch) = self.batch.take() else {
             return Ok(());
         };
-        let cuts = std::mem::take(&mut batch.tail_cuts);
+        let cut = batch.cut_shard.take();
         if let Err(e) = self.commit_batch(batch) {
             return self.poison(e);
         }
-        for shard in cuts {
+        if let Some(shard) = cut {
             self.cut_shard_tail(shard)?;
         }
         Ok(())
@@ -552,14 +552,9 @@ impl ArchiveWriter {
             return Ok(false);
         }
         self.dirs.loaded = true;
-        match self.index.dir_paths_up_to(DIR_LOAD_MAX)? {
-            Some(all) => {
-                self.dirs.known.extend(all);
-                self.dirs.complete = true;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        self.dirs.known.extend(self.index.dir_paths()?);
+        self.dirs.complete = true;
+        Ok(true)
     }
 
     /// Ancestors of `path` that have no dirs row yet, nearest first. Errors if one of

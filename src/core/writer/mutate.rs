@@ -44,7 +44,7 @@ impl ArchiveWriter {
         let (cur, pos) = self.shards.position();
         if fi.shard == cur && fi.end() >= pos {
             if let Some(b) = self.batch.as_mut() {
-                b.tail_cuts.insert(fi.shard);
+                b.cut_shard = Some(fi.shard);
             }
         }
         self.cut_batch_tail(&fi)?;
