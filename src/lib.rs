@@ -47,7 +47,9 @@ pub use crate::core::archive::{Archive, OpenOptions};
 pub use crate::core::entry::{DirInfo, Entry, FileInfo, FileOrder, Listing, Meta};
 pub use crate::core::error::{Error, Result};
 pub use crate::core::format::layout::Layout;
-pub use crate::core::writer::{ArchiveWriter, CreateMode, Removed, WriteStats, WriterOptions};
+pub use crate::core::writer::{
+    ArchiveWriter, CreateMode, NewContent, Removed, WriteStats, WriterOptions,
+};
 
 /// The shell completion script of the command-line program `program` (`barecat` or
 /// one of the `barecat-<command>` programs) for `shell` (`bash`, `zsh` or `fish`),

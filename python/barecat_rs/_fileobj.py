@@ -3,13 +3,18 @@ file of an archive, in every mode Python barecat accepts.
 
 ``BarecatReadOnlyFileObject`` (modes ``r``/``rb``) reads straight from the shards.
 ``BarecatReadWriteFileObject`` (``r+``, ``w``, ``w+``, ``x``, ``x+``, ``a``, ``a+``,
-with or without ``b``) keeps the file's new content in memory, or in a temporary
-file once it grows past ``SPILL_LIMIT`` bytes, and hands it to the archive's writer
-in one piece when it is closed. The bytes of the file in the archive are never
-overwritten: a changed file gets its new content appended to the last shard, and
-its index row is repointed at it in the same transaction, after the shard bytes
-are on disk. A process killed at any moment leaves the archive with the old content
-or the new one, never a mix. The old bytes become a hole that ``defrag`` reclaims.
+with or without ``b``) gathers the file's changes and hands them to the archive's
+writer when it is closed: the pages written through ``r+`` (64 KiB each, read from
+the archive when first touched), or the whole new content, in memory or in a
+temporary file once it grows past ``SPILL_LIMIT`` bytes.
+
+Where the bytes land is Python barecat's choice: a changed file that did not grow
+is written over its old bytes, in place (only the changed pages for ``r+``); a new
+file, or one that grew, gets its content appended to the last shard and its row
+repointed at it. Unlike Python barecat, nothing reaches the shard before
+``close``, and an in-place rewrite saves the bytes it overwrites in an undo journal
+first (docs/FORMAT.md §7.4): a process killed at any moment leaves each file with
+its old content or its new one, never a mix.
 
 Text modes wrap the binary object in an ``io.TextIOWrapper`` (UTF-8 unless told
 otherwise), as Python barecat does.
@@ -41,6 +46,10 @@ _CHUNK = 1 << 20
 #: Writes of at least this many bytes to a file written from start to end are kept
 #: as they are until the file is stored; smaller ones are gathered.
 _PIECE = 64 << 10
+
+#: The pages of a file changed through ``r+``: read from the archive when first
+#: written, written back in place when the file is closed.
+_PAGE = 64 << 10
 
 
 def _pwrite_all(fd, data, pos):
@@ -342,19 +351,29 @@ class BarecatReadWriteFileObject(BarecatFileObject):
     """A file of an archive opened for writing (modes ``r+b``, ``wb``, ``w+b``,
     ``xb``, ``x+b``, ``ab``, ``a+b``).
 
-    The content is kept in memory (a temporary file in the archive's directory
-    beyond ``SPILL_LIMIT`` bytes) and stored when the file is closed: a new file
-    is added, a changed one gets its new bytes appended and its row repointed at
-    them (its metadata and row id are kept). Until then the archive shows the old
+    Changes are gathered (the changed pages of an ``r+`` file; otherwise the
+    content, in memory or, beyond ``SPILL_LIMIT`` bytes, in a temporary file in
+    the archive's directory) and stored when the file is closed: a changed file
+    that did not grow is rewritten in place, a new file is added, one that grew
+    gets its new bytes appended and its row repointed at them. The row id and
+    metadata of an existing file are kept. Until then the archive shows the old
     content. Closing the archive closes the file objects still open on it.
     """
 
-    def __init__(self, bc, path, mode, base, *, readable, append, exclusive, changed):
+    def __init__(self, bc, path, mode, base, old, *, readable, append, exclusive, changed):
         super().__init__()
         self._bc = bc
         self._path = path
         self._mode = mode
         self._base = base  # the stored file the content starts from, or None
+        self._old = old  # the file stored at the path when opened, or None
+        # 'r+' of a non-empty file: changed pages over the stored file ({page
+        # number: bytearray of _PAGE bytes}), once something is written. Stored
+        # bytes at or after _horizon (where the file was cut) read as zeros.
+        self._paged = not append and base is not None and base.size > 0
+        self._pages = None
+        self._spans = {}  # page number: (start, end) of what was written in it
+        self._horizon = self._size_of(base)
         self._size = base.size if base is not None else 0
         self._orig_size = self._size
         self._buf = None  # the content when held in memory
@@ -410,6 +429,7 @@ class BarecatReadWriteFileObject(BarecatFileObject):
             norm,
             mode,
             keep,
+            info,
             readable=plus or kind == "r",
             append=kind == "a",
             exclusive=kind == "x",
@@ -450,10 +470,16 @@ class BarecatReadWriteFileObject(BarecatFileObject):
 
     # ------------------------------------------------------------ content
 
+    @staticmethod
+    def _size_of(info):
+        return info.size if info is not None else 0
+
     def _pread(self, pos, n):
         n = min(n, self._size - pos)
         if n <= 0:
             return b""
+        if self._pages is not None:
+            return self._paged_read(pos, n)
         if self._chunks is not None:
             self._join()
         if self._buf is not None:
@@ -462,11 +488,112 @@ class BarecatReadWriteFileObject(BarecatFileObject):
             return os.pread(self._spill.fileno(), n, pos)
         return self._bc.read(self._base, pos, n)
 
+    # ------------------------------------------------------------ r+ pages
+
+    def _page(self, idx):
+        """Page ``idx`` (its part of the stored file's extent: the last page may
+        be shorter), read from the stored file when first touched."""
+        page = self._pages.get(idx)
+        if page is None:
+            start = idx * _PAGE
+            length = min(_PAGE, self._base.size - start)
+            have = max(0, min(length, self._horizon - start))
+            page = bytearray(self._bc.read(self._base, start, have)) if have else bytearray()
+            if have < length:
+                page.extend(bytes(length - have))
+            self._pages[idx] = page
+        return page
+
+    def _paged_write(self, pos, mv):
+        pages = self._pages
+        end, i = pos + len(mv), 0
+        spans = self._spans
+        while pos < end:
+            idx, off = divmod(pos, _PAGE)
+            k = min(end - pos, _PAGE - off)
+            if off == 0 and k == min(_PAGE, self._base.size - pos) and idx not in pages:
+                pages[idx] = bytearray(mv[i : i + k])
+            else:
+                self._page(idx)[off : off + k] = mv[i : i + k]
+            span = spans.get(idx)
+            spans[idx] = (off, off + k) if span is None else (min(span[0], off), max(span[1], off + k))
+            pos += k
+            i += k
+        if len(pages) * _PAGE > SPILL_LIMIT:
+            self._load()
+
+    def _paged_read(self, pos, n):
+        pages, parts, end = self._pages, [], pos + n
+        while pos < end:
+            idx = pos // _PAGE
+            page = pages.get(idx)
+            if page is not None:
+                off = pos - idx * _PAGE
+                k = min(end - pos, _PAGE - off)
+                parts.append(bytes(page[off : off + k]))
+                pos += k
+                continue
+            run_end = (idx + 1) * _PAGE
+            while run_end < end and run_end // _PAGE not in pages:
+                run_end += _PAGE
+            run_end = min(run_end, end)
+            stored = max(0, min(run_end, self._horizon) - pos)
+            if stored:
+                parts.append(self._bc.read(self._base, pos, stored))
+            if run_end - pos > stored:
+                parts.append(bytes(run_end - pos - stored))
+            pos = run_end
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def _paged_truncate(self, size):
+        if size < self._size:
+            self._horizon = min(self._horizon, size)
+            idx, off = divmod(size, _PAGE)
+            for i in [i for i in self._pages if i > idx or (i == idx and off == 0)]:
+                del self._pages[i]
+                self._spans.pop(i, None)
+            page = self._pages.get(idx)
+            if page is not None and off < len(page):
+                page[off:] = bytes(len(page) - off)
+            span = self._spans.get(idx)
+            if span is not None:
+                if span[0] >= off:
+                    del self._spans[idx]
+                else:
+                    self._spans[idx] = (span[0], min(span[1], off))
+        self._size = size
+
+    def _start_paging(self, end):
+        """Whether a change ending at ``end`` goes into pages."""
+        if self._pages is not None:
+            if end <= self._base.size:
+                return True
+            self._load()
+            return False
+        if self._paged and self._buf is None and self._spill is None and end <= self._base.size:
+            self._pages = {}
+            return True
+        return False
+
+    # ------------------------------------------------------------ whole content
+
     def _load(self):
         """Bring the content into memory (or a spill file) before changing it."""
         if self._chunks is not None:
             self._join()
         if self._buf is not None or self._spill is not None:
+            return
+        if self._pages is not None:
+            size = self._size
+            if size <= SPILL_LIMIT:
+                self._buf = bytearray(self._paged_read(0, size))
+            else:
+                self._new_spill()
+                fd = self._spill.fileno()
+                for at in range(0, size, _CHUNK * 8):
+                    _pwrite_all(fd, self._paged_read(at, min(_CHUNK * 8, size - at)), at)
+            self._pages = None
+            self._spans = {}
             return
         base = self._base
         if base is None or base.size == 0:
@@ -524,6 +651,13 @@ class BarecatReadWriteFileObject(BarecatFileObject):
         if self._append:
             self._pos = self._size
         pos = self._pos
+        if self._paged and self._start_paging(pos + n):
+            self._paged_write(pos, mv)
+            self._pos = pos + n
+            if self._pos > self._size:
+                self._size = self._pos
+            self._dirty = True
+            return n
         if (
             pos == self._size
             and self._buf is None
@@ -564,6 +698,10 @@ class BarecatReadWriteFileObject(BarecatFileObject):
             raise ValueError(f"{self._path}: negative size value {size}")
         if size == self._size:
             return size
+        if self._paged and self._start_paging(size):
+            self._paged_truncate(size)
+            self._dirty = True
+            return size
         self._load()
         if self._buf is not None and size > SPILL_LIMIT:
             self._to_spill()
@@ -598,6 +736,11 @@ class BarecatReadWriteFileObject(BarecatFileObject):
 
     def _store(self):
         bc = self._bc
+        old = self._old
+        if old is not None and self._size <= old.size and not self._exclusive:
+            if self._rewrite_in_place(old):
+                return
+            self._load()
         if self._spill is not None:
             bc._fileobj_store(self._path, fd=self._spill.fileno(), exclusive=self._exclusive)
         elif self._chunks is not None:
@@ -608,7 +751,42 @@ class BarecatReadWriteFileObject(BarecatFileObject):
             data = self._buf if self._buf is not None else b""
             bc._fileobj_store(self._path, data=data, exclusive=self._exclusive)
 
+    def _rewrite_in_place(self, old):
+        """Write the changes over the stored bytes (Python barecat's placement of a
+        file that did not grow); False when the archive cannot do it for this
+        file (its shard is a link, its bytes are shared), changing nothing."""
+        size = self._size
+        expect = (old.shard, old.offset, old.size)
+        if self._pages is not None:
+            # What was written of each page; the rest of the content is the stored
+            # bytes, and zeros past where the file was cut (``_horizon``).
+            pieces = []
+            for i in sorted(self._spans):
+                lo, hi = self._spans[i]
+                hi = min(hi, size - i * _PAGE)
+                if lo < hi:
+                    pieces.append((i * _PAGE + lo, memoryview(self._pages[i])[lo:hi]))
+            done = self._bc._fileobj_patch(self._path, expect, size, self._horizon, pieces=pieces)
+        elif self._spill is not None:
+            done = self._bc._fileobj_patch(self._path, expect, size, 0, fd=self._spill.fileno())
+        else:
+            if self._chunks is not None:
+                pieces, at = [], 0
+                for c in self._chunks:
+                    pieces.append((at, c))
+                    at += len(c)
+            elif self._buf is not None:
+                pieces = [(0, self._buf)]
+            else:
+                # Nothing loaded: the stored bytes up to the size, zeros after.
+                pieces = []
+            zeros_from = self._horizon if self._base is not None else 0
+            done = self._bc._fileobj_patch(self._path, expect, size, zeros_from, pieces=pieces)
+        return done is not None
+
     def _release(self):
+        self._pages = None
+        self._spans = {}
         self._buf = None
         self._chunks = None
         if self._spill is not None:

@@ -160,7 +160,10 @@ class BarecatMaintenance:
         return len(paths)
 
     def update_file(self, path, data=None, fileobj=None, bufsize=None):
-        """Replace the content of an existing file (its metadata stays)."""
+        """Replace the content of an existing file; its row id and metadata stay.
+        New content no longer than the old is written over the old bytes, as
+        Python barecat does (behind an undo journal, docs/FORMAT.md §7.4); longer
+        content is appended and the row repointed at it."""
         self._need_writable("updating files")
         self.raise_if_append_only("Cannot update files in an append-only archive")
         info = self.index.lookup_file(path)
@@ -168,9 +171,13 @@ class BarecatMaintenance:
             if fileobj is None:
                 raise ValueError("update_file() needs data or fileobj")
             data = fileobj.read()
-        with self.bulk():
-            self.remove(info.path)
-            self._add_file(info.path, data, info.mode, info.uid, info.gid, info.mtime_ns, False)
+        size = memoryview(data).nbytes
+        if size <= info.size:
+            expect = (info.shard, info.offset, info.size)
+            pieces = [(0, data)] if size else []
+            if self._fileobj_patch(info.path, expect, size, size, pieces=pieces) is not None:
+                return
+        self._fileobj_store(info.path, data=data)
 
     def logical_shard_end(self, shard_number):
         return _native._ix_shard_end(self, shard_number)

@@ -206,6 +206,15 @@ class _Archive:
     def _fileobj_store(
         self, path: str, data: _Bytes | list[_Bytes] | None = None, fd: int | None = None, exclusive: bool = False
     ) -> BarecatFileInfo: ...
+    def _fileobj_patch(
+        self,
+        path: str,
+        expect: tuple[int, int, int],
+        new_size: int,
+        zeros_from: int,
+        pieces: list[tuple[int, _Bytes]] | None = None,
+        fd: int | None = None,
+    ) -> BarecatFileInfo | None: ...
     def _reopen_args(self) -> tuple[str | os.PathLike[str]]: ...
 
 _Dtype = Literal["bytes", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f16", "bf16", "f32", "f64"]

@@ -17,7 +17,7 @@ use barecat::core::index::{Index, ScanKey, ScanOrder, ScanSpec, Table};
 use barecat::core::path as bpath;
 use barecat::{
     Archive as LibArchive, ArchiveWriter, CreateMode, Entry, Error, FileInfo as LibFile, FileOrder,
-    Meta, WriterOptions,
+    Meta, NewContent, WriterOptions,
 };
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
@@ -109,38 +109,70 @@ pub fn size_arg(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
 /// Run `f` on the bytes of a bytes-like object: `bytes` and C-contiguous buffers
 /// (bytearray, memoryview, numpy arrays) without a copy.
 pub fn with_bytes<T>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<T>) -> PyResult<T> {
-    if let Ok(b) = data.cast::<PyBytes>() {
-        return f(b.as_bytes());
+    let held = Held::new(data)?;
+    f(held.bytes())
+}
+
+/// Run `f` on the bytes of several bytes-like objects at once (as [`with_bytes`]).
+pub fn with_many_bytes<T>(
+    data: &[Bound<'_, PyAny>],
+    f: impl FnOnce(&[&[u8]]) -> PyResult<T>,
+) -> PyResult<T> {
+    let held = data.iter().map(Held::new).collect::<PyResult<Vec<_>>>()?;
+    let slices: Vec<&[u8]> = held.iter().map(Held::bytes).collect();
+    f(&slices)
+}
+
+/// The bytes of a bytes-like object, held readable.
+enum Held<'py> {
+    /// A `bytes` object (or a contiguous copy of a non-contiguous buffer).
+    Bytes(Bound<'py, PyBytes>),
+    /// A C-contiguous buffer.
+    Buffer(PyUntypedBuffer),
+}
+
+impl<'py> Held<'py> {
+    fn new(data: &Bound<'py, PyAny>) -> PyResult<Held<'py>> {
+        if let Ok(b) = data.cast::<PyBytes>() {
+            return Ok(Held::Bytes(b.clone()));
+        }
+        let not_bytes = || {
+            let kind = data
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "?".into());
+            crate::errors::new_err(
+                data.py(),
+                "BarecatTypeError",
+                format!("a bytes-like object is required, not '{kind}'"),
+            )
+        };
+        if data.is_instance_of::<PyString>() {
+            return Err(not_bytes());
+        }
+        let buf = PyUntypedBuffer::get(data).map_err(|_| not_bytes())?;
+        if !buf.is_c_contiguous() {
+            let copy = data
+                .py()
+                .import("builtins")?
+                .getattr("bytes")?
+                .call1((PyMemoryView::from(data)?.call_method1("cast", ("B",))?,))?;
+            return Ok(Held::Bytes(copy.cast_into::<PyBytes>()?));
+        }
+        Ok(Held::Buffer(buf))
     }
-    let not_bytes = || {
-        let kind = data
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_else(|_| "?".into());
-        crate::errors::new_err(
-            data.py(),
-            "BarecatTypeError",
-            format!("a bytes-like object is required, not '{kind}'"),
-        )
-    };
-    if data.is_instance_of::<PyString>() {
-        return Err(not_bytes());
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Held::Bytes(b) => b.as_bytes(),
+            // SAFETY: the buffer is C-contiguous and held (so its memory stays
+            // valid) as long as `self`, and `len_bytes` is its size.
+            Held::Buffer(buf) => unsafe {
+                std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes())
+            },
+        }
     }
-    let buf = PyUntypedBuffer::get(data).map_err(|_| not_bytes())?;
-    if !buf.is_c_contiguous() {
-        let copy = data
-            .py()
-            .import("builtins")?
-            .getattr("bytes")?
-            .call1((PyMemoryView::from(data)?.call_method1("cast", ("B",))?,))?;
-        let b = copy.cast::<PyBytes>()?;
-        return f(b.as_bytes());
-    }
-    // SAFETY: the buffer is C-contiguous, held (so its memory stays valid) until
-    // `buf` drops after `f`, and `len_bytes` is its size.
-    let slice = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) };
-    f(slice)
 }
 
 /// Normalize a path for writing as Python barecat does: leading `/` are dropped.
@@ -721,10 +753,7 @@ impl Archive {
     fn num_files(&self, py: Python<'_>) -> PyResult<u64> {
         match self.access()? {
             // The root's statistics: O(1), kept by every writer.
-            Access::Read(a) => py
-                .detach(|| a.root())
-                .py()
-                .map(|r| r.num_files_tree.max(0) as u64),
+            Access::Read(a) => py.detach(|| a.root_totals()).py().map(|t| t.0),
             Access::Write(mut g) => writer(&mut g).index().count_files().py(),
         }
     }
@@ -738,10 +767,7 @@ impl Archive {
     #[getter]
     fn total_size(&self, py: Python<'_>) -> PyResult<u64> {
         match self.access()? {
-            Access::Read(a) => py
-                .detach(|| a.root())
-                .py()
-                .map(|r| r.size_tree.max(0) as u64),
+            Access::Read(a) => py.detach(|| a.root_totals()).py().map(|t| t.1),
             Access::Write(mut g) => writer(&mut g).index().total_size().py(),
         }
     }
@@ -1202,6 +1228,57 @@ impl Archive {
             return Err(e);
         }
         w.finish_file(pf).py().map(FileInfo::from)
+    }
+
+    /// Rewrite the existing file at `path` where its bytes are (Python barecat's
+    /// placement of a changed file that did not grow; docs/FORMAT.md §7.4): the
+    /// new content is `new_size` bytes long, made of `pieces` (a list of
+    /// `(offset, bytes-like)`, sorted, not overlapping) over the old bytes, with
+    /// zeros from `zeros_from` where no piece is; or the whole of the file open as
+    /// descriptor `fd` (a spill file). `expect` is the (shard, offset, size) the
+    /// file object started from. Returns the new info, or `None` when the file
+    /// cannot be rewritten in place (it grew, its shard is a link, its bytes are
+    /// shared): nothing changed then, and the caller stores the whole content.
+    #[pyo3(signature = (path, expect, new_size, zeros_from, pieces=None, fd=None))]
+    fn _fileobj_patch(
+        &self,
+        path: &str,
+        expect: (u64, u64, u64),
+        new_size: u64,
+        zeros_from: u64,
+        pieces: Option<Vec<(u64, Bound<'_, PyAny>)>>,
+        fd: Option<i32>,
+    ) -> PyResult<Option<FileInfo>> {
+        self.no_append_only("rewriting a file")?;
+        let mut g = self.write_access("writing through a file object")?;
+        let w = writer(&mut g);
+        let p = bpath::check_member(write_path(path)).py()?;
+        let done = match fd {
+            Some(fd) => {
+                // SAFETY: the caller keeps `fd` open for the duration of this call;
+                // it is duplicated, and only the duplicate is used.
+                let owned = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
+                    .try_clone_to_owned()
+                    .map_err(|e| to_py_attached(Error::io(&p, e)))?;
+                let f = File::from(owned);
+                w.rewrite_in_place(&p, Some(expect), NewContent::File(&f), new_size)
+                    .py()?
+            }
+            None => {
+                let (offsets, objs): (Vec<u64>, Vec<Bound<'_, PyAny>>) =
+                    pieces.unwrap_or_default().into_iter().unzip();
+                with_many_bytes(&objs, |bytes| {
+                    let pieces: Vec<(u64, &[u8])> =
+                        offsets.iter().copied().zip(bytes.iter().copied()).collect();
+                    let content = NewContent::Pieces {
+                        pieces: &pieces,
+                        zeros_from,
+                    };
+                    w.rewrite_in_place(&p, Some(expect), content, new_size).py()
+                })?
+            }
+        };
+        Ok(done.map(FileInfo::from))
     }
 
     /// Make everything added so far durable (shard bytes first, then the index).

@@ -382,28 +382,112 @@ def test_text_modes_with_encoding_errors_newline(tmp_path):
     assert python_verify(tmp_path / "ours.barecat")
 
 
+def place(bc, path):
+    i = bc.index.lookup_file(path)
+    return i.shard, i.offset
+
+
 def test_where_the_bytes_land(tmp_path):
-    """A changed file gets its new bytes appended and its row repointed (the old
-    bytes are never overwritten); its metadata is kept; an unchanged one is left
-    where it was; a new empty file is an empty row."""
-    with Barecat(tmp_path / "a.barecat", readonly=False) as bc:
-        bc.add(barecat_rs.BarecatFileInfo(path="m.bin", mode=0o600, mtime_ns=123), data=b"abc")
+    """As in Python barecat: a changed file that did not grow is rewritten in place
+    (its place stays, the shard does not grow); one that grew gets its new bytes
+    appended and its row repointed; the metadata stays; a file opened but not
+    changed is left alone; a new empty file is an empty row."""
+    path = tmp_path / "a.barecat"
+    shard = f"{path}-shard-00000"
+    old = b"abc" * 50000  # more than two pages of 64 KiB
+    with Barecat(path, readonly=False) as bc:
+        bc.add(barecat_rs.BarecatFileInfo(path="m.bin", mode=0o600, mtime_ns=123), data=old)
         bc["z"] = b"tail"
-        before = bc.index.lookup_file("m.bin")
+        bc.commit()
+        before, length = bc.index.lookup_file("m.bin"), os.path.getsize(shard)
         with bc.open("m.bin", "r+b") as f:
-            assert f.read() == b"abc"
+            assert f.read() == old
         assert bc.index.lookup_file("m.bin") == before  # read only: unchanged
+
         with bc.open("m.bin", "r+b") as f:
             f.write(b"X")
+            f.seek(70000)
+            f.write(b"YY")
+            assert f.read(3) == old[70002:70005]
+        want = b"X" + old[1:70000] + b"YY" + old[70002:]
+        assert bc["m.bin"] == want
         after = bc.index.lookup_file("m.bin")
-        assert bc["m.bin"] == b"Xbc"
-        assert (after.shard, after.offset) != (before.shard, before.offset)
-        assert after.mode == 0o600 and after.mtime_ns == 123
-        assert bc.read(before) != b"Xbc"  # the old bytes are untouched
+        assert place(bc, "m.bin") == (before.shard, before.offset)
+        assert os.path.getsize(shard) == length
+        assert (after.mode, after.mtime_ns) == (0o600, 123)
+
+        with bc.open("m.bin", "r+b") as f:  # cut, then grown back within the old size
+            f.truncate(10)
+            f.seek(20)
+            f.write(b"Q")
+            assert f.seek(0, io.SEEK_END) == 21
+        assert bc["m.bin"] == want[:10] + bytes(10) + b"Q"
+        assert place(bc, "m.bin") == (before.shard, before.offset)
+
+        with bc.open("m.bin", "wb") as f:
+            f.write(b"short")
+        assert bc["m.bin"] == b"short" and place(bc, "m.bin") == (before.shard, before.offset)
+        bc.update_file("m.bin", b"tiny")
+        assert bc["m.bin"] == b"tiny" and place(bc, "m.bin") == (before.shard, before.offset)
+        assert os.path.getsize(shard) == length
+
+        with bc.open("m.bin", "ab") as f:  # grew: moved
+            f.write(b"+more")
+        assert bc["m.bin"] == b"tiny+more"
+        assert place(bc, "m.bin") != (before.shard, before.offset)
+        bc.update_file("z", b"longer tail")  # grew: moved
+        assert bc["z"] == b"longer tail"
+        info = bc.index.lookup_file("m.bin")
+        assert (info.mode, info.mtime_ns) == (0o600, 123)
+
         with bc.open("new/empty", "xb"):
             pass
         assert bc["new/empty"] == b"" and bc.isdir("new")
-    assert python_verify(tmp_path / "a.barecat")
+    assert python_verify(path)
+    with python_barecat().Barecat(str(path)) as theirs:
+        assert theirs["m.bin"] == b"tiny+more" and theirs["z"] == b"longer tail"
+
+
+def test_a_damaged_file_is_not_patched_into_passing_its_check(tmp_path):
+    """A partial in-place rewrite checks the old bytes first: a file that fails
+    its CRC check is left as it is (still failing), not given a CRC of its damaged
+    bytes. A full rewrite needs no old bytes and goes ahead."""
+    path = tmp_path / "a.barecat"
+    with Barecat(path, readonly=False) as bc:
+        bc["d.bin"] = b"0123456789" * 20000
+        bc.commit()
+        info = bc.index.lookup_file("d.bin")
+        with open(f"{path}-shard-{info.shard:05d}", "r+b") as shard:
+            shard.seek(info.offset + 150000)  # outside the page written below
+            shard.write(b"!")
+        f = bc.open("d.bin", "r+b")
+        f.write(b"A")
+        with pytest.raises(barecat_rs.BarecatError, match="d.bin"):
+            f.close()
+        assert bc.index.lookup_file("d.bin") == info
+        with pytest.raises(barecat_rs.BarecatError):
+            bc["d.bin"]
+        with bc.open("d.bin", "wb") as f:
+            f.write(b"fresh")
+        assert bc["d.bin"] == b"fresh"
+    assert python_verify(path)
+
+
+def test_in_place_rewrites_never_write_through_a_symlinked_shard(tmp_path):
+    """A merge by symbolic links shares the source's shard: a rewrite moves the
+    file into a shard of the archive's own, the source stays as it was."""
+    src = tmp_path / "src.barecat"
+    with Barecat(src, readonly=False) as bc:
+        bc["s.bin"] = b"source bytes"
+    dest = tmp_path / "dest.barecat"
+    barecat_rs.merge_symlink([str(src)], str(dest))
+    with Barecat(dest, readonly=False, allow_writing_symlinked_shard=True) as bc:
+        with bc.open("s.bin", "r+b") as f:
+            f.write(b"S")
+        assert bc["s.bin"] == b"Source bytes"
+        assert bc.index.lookup_file("s.bin").shard != 0
+    with Barecat(src) as bc:
+        assert bc["s.bin"] == b"source bytes"
 
 
 def test_w_on_an_existing_file_empties_it_even_without_writes(tmp_path):
@@ -598,6 +682,67 @@ def test_a_killed_writer_leaves_a_valid_archive(tmp_path):
                 data = bc[name]  # CRC-checked
                 if name.startswith("f"):
                     assert len(set(data)) <= 1
+
+
+PATCHER = textwrap.dedent(
+    """
+    import sys, barecat_rs
+    bc = barecat_rs.Barecat(sys.argv[1], readonly=False)
+    i = int(sys.argv[2])
+    while True:
+        i += 1
+        with bc.open("big", "r+b") as f:
+            f.seek((i * 7919) % 400000)
+            f.write(bytes([i % 251]) * 100000)
+        if i % 3 == 0:
+            bc.commit()
+            print(i, flush=True)
+    """
+)
+
+
+def patched(k):
+    """The content of "big" after the first ``k`` rewrites of PATCHER."""
+    data = bytearray(bytes(range(256)) * 2048)
+    for i in range(1, k + 1):
+        at = (i * 7919) % 400000
+        data[at : at + 100000] = bytes([i % 251]) * 100000
+    return bytes(data)
+
+
+def test_in_place_rewrites_killed_at_random_instants_leave_old_or_new(tmp_path):
+    """SIGKILL during in-place rewrites (committed three at a time): the next writer
+    to open the archive undoes an interrupted commit from the undo journal, so the
+    file holds the content of a commit, never a mix: the one after the last commit
+    the child reported or the next one. It passes its CRC check, and Python
+    barecat's verify passes."""
+    import random
+    import time
+
+    path = tmp_path / "p.barecat"
+    with Barecat(path, readonly=False) as bc:
+        bc["big"] = patched(0)
+    rng = random.Random(int(os.environ.get("BARECAT_CRASH_SEED", "7")))
+    done = 0
+    for _ in range(8):
+        p = subprocess.Popen(
+            [sys.executable, "-c", PATCHER, str(path), str(done)], stdout=subprocess.PIPE
+        )
+        first = p.stdout.readline()
+        assert first, "the child stopped before its first commit"
+        time.sleep(rng.uniform(0, 0.2))
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=60)
+        lines = [first] + p.stdout.read().splitlines()
+        p.stdout.close()
+        reported = int(lines[-1])
+        Barecat(path, readonly=False).close()  # a writer finishes what was left
+        assert not os.path.exists(f"{path}-undo")
+        with Barecat(path) as bc:
+            got = bc["big"]  # CRC-checked
+        assert got in (patched(reported), patched(reported + 3))
+        done = reported if got == patched(reported) else reported + 3
+        assert python_verify(path)
 
 
 # ---------------------------------------------------------------- random sequences

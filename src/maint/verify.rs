@@ -110,6 +110,10 @@ pub enum FindingKind {
     /// (warning) The B-tree sidecar is missing, stale, corrupt or of another
     /// format: readers go without it (see `barecat-sidecar`).
     Sidecar,
+    /// (warning) An undo journal (`P-undo`) left by a rewrite in place that was
+    /// interrupted: the file it names may fail its check until a writer opens the
+    /// archive and puts its old bytes back (docs/FORMAT.md §7.4).
+    InterruptedRewrite,
 }
 
 /// One problem or warning.
@@ -281,6 +285,18 @@ pub fn verify(path: &Path, opts: &VerifyOptions, progress: &Progress) -> Result<
     match archive.remote_index()? {
         Some(r) => check_remote_sidecar(r, &mut f),
         None => check_sidecar(path, &mut f),
+    }
+    let journal = layout.undo_journal();
+    if !archive.is_remote() && journal.exists() {
+        f.warn(
+            FindingKind::InterruptedRewrite,
+            None,
+            format!(
+                "{}: a rewrite in place was interrupted; opening the archive for writing \
+                 (e.g. `barecat-repair`) puts the file's old bytes back",
+                journal.display()
+            ),
+        );
     }
 
     let mut problems = f.problems;

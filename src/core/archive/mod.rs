@@ -267,6 +267,16 @@ impl Archive {
             .ok_or_else(|| Error::corrupt(self.layout.index(), "no root directory row"))
     }
 
+    /// The root's statistics: the number of files and their total size, as the
+    /// writers keep them (O(1); a lighter statement than [`root`](Self::root)).
+    pub fn root_totals(&self) -> Result<(u64, u64)> {
+        let (files, bytes) = self
+            .backend()?
+            .pool
+            .with_one_statement(|i| i.root_totals())?;
+        Ok((files.max(0) as u64, bytes.max(0) as u64))
+    }
+
     /// Exact number of files (counted, not taken from the statistics).
     pub fn count_files(&self) -> Result<u64> {
         self.with_index(|i| i.count_files())

@@ -27,9 +27,14 @@ pub const SIDECAR_SUFFIX: &str = "-btreemeta";
 /// belong to it and are removed, renamed and replaced with it. A companion's
 /// `.tmp` sibling (a write in progress) is removed with it too. A directory under a
 /// companion's name is not ours: it is left alone.
-/// They are the sidecar and the record table (`P-records`,
-/// [`crate::records::format::TABLE_SUFFIX`]).
-pub const COMPANION_SUFFIXES: &[&str] = &[SIDECAR_SUFFIX, TABLE_SUFFIX];
+/// They are the sidecar, the record table (`P-records`,
+/// [`crate::records::format::TABLE_SUFFIX`]) and the undo journal of an in-place
+/// rewrite (`P-undo`, [`UNDO_SUFFIX`]).
+pub const COMPANION_SUFFIXES: &[&str] = &[SIDECAR_SUFFIX, TABLE_SUFFIX, UNDO_SUFFIX];
+
+/// Suffix of the undo journal of a file being rewritten in place: `P-undo`
+/// (`crate::core::writer`, docs/FORMAT.md §10).
+pub const UNDO_SUFFIX: &str = "-undo";
 
 /// Suffix of the record table beside a barecat archive: `P-records`
 /// ([`crate::records`]).
@@ -129,6 +134,12 @@ impl Layout {
     /// The B-tree sidecar: `P-btreemeta`, beside the index in both namings.
     pub fn sidecar(&self) -> PathBuf {
         with_suffix(&self.base, SIDECAR_SUFFIX)
+    }
+
+    /// The undo journal of an in-place rewrite: `P-undo`, beside the index in both
+    /// namings. It exists only while a rewrite is under way (or was interrupted).
+    pub fn undo_journal(&self) -> PathBuf {
+        with_suffix(&self.base, UNDO_SUFFIX)
     }
 
     /// The companion files of the archive (whether they exist or not).

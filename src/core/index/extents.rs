@@ -105,12 +105,11 @@ impl Index {
     /// The root's `num_files_tree` and `size_tree` (0 for NULL).
     pub fn root_totals(&self) -> Result<(i64, i64)> {
         self.conn
-            .query_row(
+            .prepare_cached(
                 "SELECT coalesce(num_files_tree, 0), coalesce(size_tree, 0) FROM dirs \
                  WHERE path = ''",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
             )
+            .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
             .at(&self.path)
     }
 }

@@ -24,6 +24,21 @@ impl Index {
             .pop())
     }
 
+    /// The non-empty file whose bytes start at `offset` of shard `shard`, if any
+    /// (the first one, should several share the place).
+    pub fn file_at(&self, shard: u64, offset: u64) -> Result<Option<FileInfo>> {
+        Ok(self
+            .query_files(
+                concat!(
+                    "SELECT ",
+                    file_cols!(),
+                    " FROM files WHERE shard = ?1 AND offset = ?2 AND size > 0 LIMIT 1"
+                ),
+                params![shard as i64, offset as i64],
+            )?
+            .pop())
+    }
+
     /// The directory at `path` (already normalized), if any.
     pub fn dir(&self, path: &str) -> Result<Option<DirInfo>> {
         Ok(self
@@ -190,6 +205,60 @@ impl Index {
                 params![path],
             )?
             .pop())
+    }
+
+    /// Whether a file other than the one with row id `id` has bytes inside `fi`'s
+    /// extent: one starting inside it, or one of the eight starting last before it
+    /// reaching into it. (A file starting further back and reaching over several
+    /// others is not looked for: no writer makes one.) Empty files share nothing.
+    pub fn shares_bytes(&self, id: i64, fi: &FileInfo) -> Result<bool> {
+        if fi.size == 0 {
+            return Ok(false);
+        }
+        let (shard, start, end) = (fi.shard as i64, fi.offset as i64, fi.end() as i64);
+        // The parameters are written `+?N`: SQLite's planner looks at the values of
+        // bare parameters compared with an index, and a statement whose plan
+        // depends on a value is prepared again each time it comes out of
+        // rusqlite's statement cache (which clears its bindings): that cost more
+        // than the query. From the file's own place on, in address order: the
+        // first other non-empty file must start at or after its end.
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT offset, size, rowid FROM files WHERE shard = +?1 AND offset >= +?2 \
+                 ORDER BY shard, offset LIMIT 8",
+            )
+            .at(&self.path)?;
+        let mut rows = st.query(params![shard, start]).at(&self.path)?;
+        while let Some(r) = rows.next().at(&self.path)? {
+            let (offset, size, rowid): (i64, i64, i64) = (
+                r.get(0).at(&self.path)?,
+                r.get(1).at(&self.path)?,
+                r.get(2).at(&self.path)?,
+            );
+            if offset >= end {
+                break;
+            }
+            if rowid != id && size > 0 {
+                return Ok(true);
+            }
+        }
+        drop(rows);
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT offset + size FROM files WHERE shard = +?1 AND offset < +?2 \
+                 ORDER BY shard DESC, offset DESC LIMIT 8",
+            )
+            .at(&self.path)?;
+        let mut rows = st.query(params![shard, start]).at(&self.path)?;
+        while let Some(r) = rows.next().at(&self.path)? {
+            let reach: i64 = r.get(0).at(&self.path)?;
+            if reach > start {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The directory at `path` (already normalized) and its row id.

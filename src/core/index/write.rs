@@ -185,6 +185,16 @@ impl Index {
             .map(|n| n > 0)
     }
 
+    /// Set the size and CRC of the file whose row id is `id` (its bytes were
+    /// rewritten where they are).
+    pub fn set_size_crc(&self, id: i64, size: u64, crc: u32) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE files SET size = ?2, crc32c = ?3 WHERE rowid = ?1")
+            .and_then(|mut st| st.execute(params![id, size as i64, crc as i64]))
+            .at(&self.path)
+            .map(drop)
+    }
+
     /// Move the file whose row id is `id` to shard `shard` at `offset` (its bytes
     /// were copied there).
     pub fn relocate_file(&self, id: i64, shard: u64, offset: u64) -> Result<()> {

@@ -559,24 +559,27 @@ impl ArchiveWriter {
                 return self.poison(e);
             }
         }
-        let path = self.layout.shard_path(fi.shard);
-        let file = File::open(&path).at(&path)?;
-        let shard_len = file.metadata().at(&path)?.len();
-        if fi.end() > shard_len {
-            return Err(Error::BadExtent {
-                member: fi.path.clone(),
-                shard: fi.shard as i64,
-                offset: fi.offset as i64,
-                size: fi.size as i64,
-                detail: format!(
-                    "extends past the end of {} ({shard_len} bytes)",
-                    path.display()
-                ),
-            });
-        }
         let start = offset.min(fi.size);
         let mut buf = vec![0u8; len.min(fi.size - start) as usize];
-        std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf, fi.offset + start).at(&path)?;
+        let (file, path) = self.shard_reader(fi.shard)?;
+        match std::os::unix::fs::FileExt::read_exact_at(file, &mut buf, fi.offset + start) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                let shard_len = file.metadata().at(path)?.len();
+                return Err(Error::BadExtent {
+                    member: fi.path.clone(),
+                    shard: fi.shard as i64,
+                    offset: fi.offset as i64,
+                    size: fi.size as i64,
+                    detail: format!(
+                        "extends past the end of {} ({shard_len} bytes)",
+                        path.display()
+                    ),
+                });
+            }
+            Err(e) => return Err(Error::io(path, e)),
+        }
+        self.patches.overlay(fi, start, &mut buf)?;
         Ok(buf)
     }
 
@@ -624,7 +627,12 @@ impl ArchiveWriter {
                     detail: format!("cannot read it back from {}: {e}", shard_path.display()),
                 });
             }
-            if let Err(e) = self.write_chunk(&mut pf, &buf[..n]) {
+            // A rewrite in place of the source waiting for the commit is part of it.
+            let r = self
+                .patches
+                .overlay(&src, done, &mut buf[..n])
+                .and_then(|()| self.write_chunk(&mut pf, &buf[..n]));
+            if let Err(e) = r {
                 self.abort_file(pf)?;
                 return Err(e);
             }

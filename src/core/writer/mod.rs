@@ -24,8 +24,10 @@
 //! deltas.
 //!
 //! Removals, moves and metadata changes are row writes in the same batch, with
-//! the same deltas (see `mutate`). The module is split along those lines: this
-//! file opens the writer and runs its batches, `append` adds, `mutate` changes.
+//! the same deltas (see `mutate`). A file rewritten where its bytes are commits on
+//! its own, behind an undo journal (see `inplace`). The module is split along
+//! those lines: this file opens the writer and runs its batches, `append` adds,
+//! `mutate` changes, `inplace` overwrites.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
@@ -41,10 +43,12 @@ use crate::core::path as mpath;
 use crate::core::shards::{self, ShardAppender};
 
 mod append;
+mod inplace;
 mod mutate;
 
 pub use crate::core::index::Totals as Removed;
 pub use append::PendingFile;
+pub use inplace::NewContent;
 
 /// How a writer treats an archive that exists, or does not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,6 +210,11 @@ pub struct ArchiveWriter {
     removed_sidecar: bool,
     /// Bytes cut off the end of shards after commits, in all.
     tail_cut: u64,
+    /// Rewrites in place waiting for the commit (see `inplace`).
+    patches: inplace::Patches,
+    /// Shards opened for reading back, by number: the file, its path, and whether
+    /// it is a symbolic link (see `shard_reader`).
+    readers: HashMap<u64, (File, std::path::PathBuf, bool)>,
     _lock: File,
 }
 
@@ -265,6 +274,8 @@ impl ArchiveWriter {
         let opened = (|| {
             let index = Index::open_write(layout.index(), create)?;
             let lock = crate::core::index::lock_exclusive(layout.index())?;
+            // A rewrite in place that a kill interrupted is finished first.
+            inplace::recover(&layout, &index)?;
             let stored = index.shard_size_limit()?;
             let limit = match opts.shard_size_limit {
                 Some(l) if l != stored => {
@@ -313,8 +324,31 @@ impl ArchiveWriter {
             replaced: Vec::new(),
             removed_sidecar,
             tail_cut: 0,
+            patches: inplace::Patches::default(),
+            readers: HashMap::new(),
             _lock: lock,
         })
+    }
+
+    /// Shard `n` open for reading (kept open for the next read), and its path.
+    fn shard_reader(&mut self, n: u64) -> Result<(&File, &Path)> {
+        let (file, path, _) = self.shard_entry(n)?;
+        Ok((file, path))
+    }
+
+    /// Whether shard `n` is a symbolic link (never written through).
+    fn shard_is_link(&mut self, n: u64) -> Result<bool> {
+        Ok(self.shard_entry(n)?.2)
+    }
+
+    fn shard_entry(&mut self, n: u64) -> Result<&(File, std::path::PathBuf, bool)> {
+        if !self.readers.contains_key(&n) {
+            let path = self.layout.shard_path(n);
+            let file = File::open(&path).at(&path)?;
+            let link = shards::is_link(&path);
+            self.readers.insert(n, (file, path, link));
+        }
+        Ok(&self.readers[&n])
     }
 
     /// A smaller limit must still hold every existing shard's logical end.
@@ -445,10 +479,15 @@ impl ArchiveWriter {
 
     fn commit_batch(&mut self, batch: Batch) -> Result<()> {
         self.shards.sync()?;
+        let journal = self.apply_patches()?;
         self.apply_deltas(&batch.deltas)?;
         self.index.set_use_triggers(true)?;
         self.index.commit()?;
-        self.index.set_bulk_mode(false)
+        self.index.set_bulk_mode(false)?;
+        match journal {
+            Some(j) => std::fs::remove_file(&j).at(&j),
+            None => Ok(()),
+        }
     }
 
     /// Write the batch's directory deltas into the rows: one `UPDATE` per touched
@@ -658,6 +697,8 @@ impl ArchiveWriter {
             .unwrap_or(0);
         // What the commit cut off counts as given back here too.
         let mut removed = self.tail_cut - cut_before;
+        // Shards may be removed below: nothing is read through an old handle.
+        self.readers.clear();
         // From the top down, so that the numbering never gets a gap.
         for s in self.layout.shard_files()?.into_iter().rev() {
             if s.number <= last_used || s.is_symlink {
@@ -698,6 +739,10 @@ impl ArchiveWriter {
             self.index.rollback()?;
         }
         self.index.set_bulk_mode(false)?;
+        // Rewrites in place of the batch: those waiting are dropped, those a
+        // failed commit wrote are undone.
+        self.patches.clear();
+        inplace::recover(&self.layout, &self.index)?;
         self.poisoned = false;
         // Directories inserted by the abandoned batch are gone again.
         self.dirs.known.clear();

@@ -552,3 +552,58 @@ fn large_files_are_checked_across_reads() {
         );
     }
 }
+
+/// An undo journal in the layout of docs/FORMAT.md §7.4, for one file whose row
+/// after the commit would have had size and CRC `after`.
+fn undo_journal(row: &barecat::FileInfo, ranges: &[(u64, &[u8])], after: (u64, u32)) -> Vec<u8> {
+    let mut b = b"BCUNDO1\n".to_vec();
+    b.extend_from_slice(&1u32.to_le_bytes());
+    b.extend_from_slice(&(row.path.len() as u32).to_le_bytes());
+    b.extend_from_slice(row.path.as_bytes());
+    b.extend_from_slice(&row.shard.to_le_bytes());
+    b.extend_from_slice(&row.offset.to_le_bytes());
+    b.push(1);
+    b.extend_from_slice(&after.0.to_le_bytes());
+    b.extend_from_slice(&after.1.to_le_bytes());
+    b.extend_from_slice(&(ranges.len() as u32).to_le_bytes());
+    for (at, bytes) in ranges {
+        b.extend_from_slice(&at.to_le_bytes());
+        b.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        b.extend_from_slice(bytes);
+    }
+    let sum = crc32c::crc32c(&b);
+    b.extend_from_slice(&sum.to_le_bytes());
+    b
+}
+
+#[test]
+fn an_interrupted_rewrite_in_place_is_named_by_verify_and_undone_by_repair() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = fixture(dir.path());
+    let a = barecat::Archive::open(&p).unwrap();
+    let row = a.file_info("data/d3/f0003.bin").unwrap();
+    let old = a.read_file(&row).unwrap();
+    drop(a);
+    assert!(row.size >= 8, "fixture file too small");
+    // A killed rewrite: the journal is on disk, the shard half written, the row old.
+    fs::write(
+        Layout::current(&p).undo_journal(),
+        undo_journal(&row, &[(2, &old[2..6])], (row.size, 1)),
+    )
+    .unwrap();
+    let shard = Layout::current(&p).shard_path(row.shard);
+    flip_byte(&shard, row.offset + 3);
+    let (c, v) = verify_json(&p, false);
+    assert_eq!(c, 1, "{v:#}");
+    assert_eq!(kinds(&v, "problems"), ["crc_mismatch"]);
+    assert!(
+        kinds(&v, "warnings").contains(&"interrupted_rewrite".to_string()),
+        "{v:#}"
+    );
+    let o = run_t(bin("barecat-repair"), [p.as_os_str()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!Layout::current(&p).undo_journal().exists());
+    let (c, v) = verify_json(&p, false);
+    assert_eq!(c, 0, "{v:#}");
+    assert_eq!(contents(&p)["data/d3/f0003.bin"], old);
+}

@@ -1,0 +1,846 @@
+//! Rewriting a file where its bytes are, and undoing rewrites that a kill
+//! interrupted (docs/FORMAT.md §7.4).
+//!
+//! Why: Python barecat writes a changed file over its old bytes when the new content
+//! is no longer than the old (file objects, `update_file`), and its users expect an
+//! archive not to grow with every edit. An overwrite is not atomic, so it is done in
+//! the commit of the batch it belongs to: until then the new bytes wait in memory
+//! ([`Patches`]; the writer's own reads see them), the row already has its new size
+//! and CRC in the open transaction, and the shard is untouched. The commit saves
+//! the bytes about to be overwritten in an undo journal (`P-undo`) and syncs it,
+//! writes the new bytes and syncs the shards, commits the rows, then removes the
+//! journal. [`recover`], run by every writer when it opens an archive, puts back the
+//! saved bytes of a commit that never happened.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::ArchiveWriter;
+use crate::core::crc::Crc32c;
+use crate::core::entry::FileInfo;
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::format::layout::Layout;
+use crate::core::index::Index;
+use crate::core::path as mpath;
+use crate::core::shards;
+
+const MAGIC: &[u8; 8] = b"BCUNDO1\n";
+/// Bytes read or written at a time.
+const CHUNK: usize = 1 << 20;
+/// A batch commits once this many bytes of rewrites in place wait in it.
+const PATCH_LIMIT: u64 = 64 << 20;
+
+/// The new bytes of a file rewritten in place
+/// ([`ArchiveWriter::rewrite_in_place`]).
+#[derive(Debug, Clone, Copy)]
+pub enum NewContent<'a> {
+    /// `pieces` at their offsets in the file (sorted, not overlapping, within the
+    /// new size); the bytes from `zeros_from` to the new size that no piece covers
+    /// become zeros, the others keep their value.
+    Pieces {
+        /// (offset in the file, bytes).
+        pieces: &'a [(u64, &'a [u8])],
+        /// Where the old bytes that no piece covers stop counting.
+        zeros_from: u64,
+    },
+    /// The whole new content, read from this file from its offset 0 (which must
+    /// not change until the batch commits).
+    File(&'a File),
+}
+
+/// Where the new bytes of a range come from.
+enum Src<'a> {
+    Bytes(&'a [u8]),
+    Zeros,
+    /// A file, from this offset.
+    File(&'a File, u64),
+}
+
+/// A range of a file that gets new bytes.
+struct Range<'a> {
+    at: u64,
+    len: u64,
+    src: Src<'a>,
+}
+
+impl Range<'_> {
+    /// The new bytes of `[at + from, at + from + buf.len())`.
+    fn fill(&self, from: u64, buf: &mut [u8]) -> io::Result<()> {
+        match self.src {
+            Src::Bytes(b) => buf.copy_from_slice(&b[from as usize..from as usize + buf.len()]),
+            Src::Zeros => buf.fill(0),
+            Src::File(f, base) => f.read_exact_at(buf, base + from)?,
+        }
+        Ok(())
+    }
+
+    fn end(&self) -> u64 {
+        self.at + self.len
+    }
+}
+
+/// The ranges that get new bytes, sorted.
+fn plan<'a>(path: &str, content: NewContent<'a>, new_size: u64) -> Result<Vec<Range<'a>>> {
+    let (pieces, zeros_from) = match content {
+        NewContent::File(f) => {
+            let whole = Range {
+                at: 0,
+                len: new_size,
+                src: Src::File(f, 0),
+            };
+            return Ok(if new_size > 0 { vec![whole] } else { vec![] });
+        }
+        NewContent::Pieces { pieces, zeros_from } => (pieces, zeros_from.min(new_size)),
+    };
+    let mut out = Vec::with_capacity(pieces.len() + 1);
+    let mut pos = 0u64;
+    let zeros = |out: &mut Vec<Range<'a>>, from: u64, to: u64| {
+        let from = from.max(zeros_from);
+        if from < to {
+            out.push(Range {
+                at: from,
+                len: to - from,
+                src: Src::Zeros,
+            });
+        }
+    };
+    for &(at, bytes) in pieces {
+        let end = at + bytes.len() as u64;
+        if at < pos || end > new_size {
+            return Err(Error::InvalidOperation(format!(
+                "{path}: rewrite pieces out of order or past the new size {new_size} (at \
+                 {at}, {} bytes)",
+                bytes.len()
+            )));
+        }
+        if bytes.is_empty() {
+            continue;
+        }
+        zeros(&mut out, pos, at);
+        out.push(Range {
+            at,
+            len: bytes.len() as u64,
+            src: Src::Bytes(bytes),
+        });
+        pos = end;
+    }
+    zeros(&mut out, pos, new_size);
+    Ok(out)
+}
+
+/// Whether `ranges` cover `[0, size)` without a gap.
+fn covers_all(ranges: &[Range<'_>], size: u64) -> bool {
+    let mut pos = 0;
+    for r in ranges {
+        if r.at != pos {
+            return false;
+        }
+        pos = r.end();
+    }
+    pos == size
+}
+
+/// New bytes waiting for the commit, as the writer keeps them.
+enum Owned {
+    Bytes(Vec<u8>),
+    Zeros,
+    File(File, u64),
+}
+
+/// One range of new bytes of a file, waiting for the commit.
+struct Patch {
+    /// Offset in the file.
+    at: u64,
+    len: u64,
+    src: Owned,
+}
+
+impl Patch {
+    fn fill(&self, from: u64, buf: &mut [u8]) -> io::Result<()> {
+        match &self.src {
+            Owned::Bytes(b) => buf.copy_from_slice(&b[from as usize..from as usize + buf.len()]),
+            Owned::Zeros => buf.fill(0),
+            Owned::File(f, base) => f.read_exact_at(buf, base + from)?,
+        }
+        Ok(())
+    }
+}
+
+/// The rewrites in place of the open batch, by the place of the file's bytes
+/// (shard, offset): the file's path and row id, and its rewrites in the order
+/// they were made.
+#[derive(Default)]
+pub(super) struct Patches {
+    by_place: HashMap<(u64, u64), (String, i64, Vec<Patch>)>,
+    bytes: u64,
+}
+
+impl Patches {
+    /// Put the waiting new bytes over `buf`, which holds the stored bytes of `fi`
+    /// from `at`.
+    pub(super) fn overlay(&self, fi: &FileInfo, at: u64, buf: &mut [u8]) -> Result<()> {
+        let Some((_, _, patches)) = self.by_place.get(&(fi.shard, fi.offset)) else {
+            return Ok(());
+        };
+        let end = at + buf.len() as u64;
+        for p in patches {
+            let (a, b) = (p.at.max(at), (p.at + p.len).min(end));
+            if a < b {
+                p.fill(a - p.at, &mut buf[(a - at) as usize..(b - at) as usize])
+                    .at(&fi.path)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.by_place.is_empty()
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.by_place.clear();
+        self.bytes = 0;
+    }
+}
+
+impl ArchiveWriter {
+    /// Replace the content of the file at `path` by `content`, `new_size` bytes
+    /// long, over its old bytes (docs/FORMAT.md §7.4): Python barecat's placement
+    /// for a changed file that did not grow. The row keeps its id, place and
+    /// metadata and gets its new size and CRC in the open batch; the new bytes reach
+    /// the shard when the batch commits (the writer's own reads see them at once).
+    ///
+    /// `expect` is the (shard, offset, size) the caller read the file at: a row
+    /// that changed since is an error. Returns `None`, changing nothing, when the
+    /// file cannot be rewritten in place: the new content is longer, its shard is
+    /// a symbolic link, or another row shares its bytes; the caller appends the new
+    /// content instead ([`begin_rewrite`](Self::begin_rewrite)). A partial rewrite
+    /// of a file whose old bytes fail their CRC check is refused with
+    /// [`Error::CrcMismatch`].
+    pub fn rewrite_in_place(
+        &mut self,
+        path: &str,
+        expect: Option<(u64, u64, u64)>,
+        content: NewContent<'_>,
+        new_size: u64,
+    ) -> Result<Option<FileInfo>> {
+        self.check_usable()?;
+        let path = mpath::normalize(path);
+        let Some((id, old)) = self.index.file_with_id(&path)? else {
+            return Err(Error::NotFound(path));
+        };
+        if expect.is_some_and(|e| e != (old.shard, old.offset, old.size)) {
+            return Err(Error::InvalidOperation(format!(
+                "{path}: changed in the archive since it was opened for writing"
+            )));
+        }
+        if new_size > old.size {
+            return Ok(None);
+        }
+        if old.size == 0 {
+            return Ok(Some(old));
+        }
+        if self.shard_is_link(old.shard)? || self.index.shares_bytes(id, &old)? {
+            return Ok(None);
+        }
+        let ranges = plan(&path, content, new_size)?;
+        let new_crc = if covers_all(&ranges, new_size) {
+            crc_of(&path, &ranges)?
+        } else {
+            self.merged_crc(&old, &ranges, new_size)?
+        };
+        if ranges.is_empty() && new_size == old.size && old.crc32c == Some(new_crc) {
+            return Ok(Some(old));
+        }
+        let mut waiting = Vec::with_capacity(ranges.len());
+        let mut bytes = 0;
+        for r in &ranges {
+            let src = match r.src {
+                Src::Bytes(b) => Owned::Bytes(b.to_vec()),
+                Src::Zeros => Owned::Zeros,
+                Src::File(f, base) => Owned::File(f.try_clone().at(&path)?, base),
+            };
+            bytes += r.len;
+            waiting.push(Patch {
+                at: r.at,
+                len: r.len,
+                src,
+            });
+        }
+        self.begin_batch()?;
+        if let Err(e) = self.index.set_size_crc(id, new_size, new_crc) {
+            return self.poison(e);
+        }
+        let d = self.delta(mpath::parent(&old.path).unwrap_or(""));
+        d.bytes += new_size as i64 - old.size as i64;
+        let entry = self
+            .patches
+            .by_place
+            .entry((old.shard, old.offset))
+            .or_insert_with(|| (old.path.clone(), id, Vec::new()));
+        entry.2.extend(waiting);
+        self.patches.bytes += bytes;
+        if let Some(b) = self.batch.as_mut() {
+            b.bytes += bytes;
+        }
+        if self.patches.bytes >= PATCH_LIMIT {
+            self.commit()?;
+        } else {
+            self.maybe_commit()?;
+        }
+        let mut fi = old;
+        fi.size = new_size;
+        fi.crc32c = Some(new_crc);
+        Ok(Some(fi))
+    }
+
+    /// The CRC of the new content of a partial rewrite, reading the old bytes (as
+    /// the writer sees them) once; their CRC is checked against the row's first.
+    fn merged_crc(&mut self, old: &FileInfo, ranges: &[Range<'_>], new_size: u64) -> Result<u32> {
+        let mut new = Crc32c::new();
+        let mut was = Crc32c::new();
+        let mut next = 0; // the first range that may still overlap the chunk
+        let mut at = 0u64;
+        while at < old.size {
+            let n = (old.size - at).min(CHUNK as u64);
+            let mut chunk = self.read_at(old, at, n)?;
+            was.update(&chunk);
+            let end = at + n;
+            while next < ranges.len() && ranges[next].end() <= at {
+                next += 1;
+            }
+            for r in &ranges[next..] {
+                if r.at >= end {
+                    break;
+                }
+                let (a, b) = (r.at.max(at), r.end().min(end));
+                r.fill(a - r.at, &mut chunk[(a - at) as usize..(b - at) as usize])
+                    .at(&old.path)?;
+            }
+            if at < new_size {
+                new.update(&chunk[..(new_size.min(end) - at) as usize]);
+            }
+            at = end;
+        }
+        if let Some(stored) = old.crc32c {
+            if stored != was.value() {
+                return Err(Error::CrcMismatch {
+                    member: old.path.clone(),
+                    expected: stored,
+                    actual: was.value(),
+                });
+            }
+        }
+        Ok(new.value())
+    }
+
+    /// The commit's part for the batch's rewrites in place, after the appended
+    /// bytes are synced and before the rows commit: save the bytes about to be
+    /// overwritten in the journal (synced), write the new bytes, sync the shards.
+    /// Returns the journal to remove once the rows committed.
+    pub(super) fn apply_patches(&mut self) -> Result<Option<PathBuf>> {
+        if self.patches.is_empty() {
+            return Ok(None);
+        }
+        let entries = self.journal_entries()?;
+        let journal = self.layout.undo_journal();
+        write_journal(&journal, &self.layout, &entries)?;
+        let mut touched = HashMap::new();
+        let mut buf = vec![0u8; CHUNK];
+        for (&(shard, offset), (_, _, patches)) in &self.patches.by_place {
+            let file = match touched.entry(shard) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    let p = self.layout.shard_path(shard);
+                    let f = OpenOptions::new().write(true).open(&p).at(&p)?;
+                    v.insert((f, p))
+                }
+            };
+            let (file, shard_path): &(File, PathBuf) = file;
+            for p in patches {
+                let mut from = 0;
+                while from < p.len {
+                    let n = (p.len - from).min(CHUNK as u64) as usize;
+                    let data: &[u8] = match &p.src {
+                        Owned::Bytes(b) => &b[from as usize..from as usize + n],
+                        _ => {
+                            p.fill(from, &mut buf[..n]).at(shard_path)?;
+                            &buf[..n]
+                        }
+                    };
+                    file.write_all_at(data, offset + p.at + from)
+                        .at(shard_path)?;
+                    from += n as u64;
+                }
+            }
+        }
+        for (file, path) in touched.values() {
+            file.sync_data().at(path)?;
+        }
+        self.patches.clear();
+        Ok(Some(journal))
+    }
+}
+
+impl ArchiveWriter {
+    /// What the journal of the batch's rewrites in place says, the rows after the
+    /// commit included.
+    fn journal_entries(&self) -> Result<Vec<Entry>> {
+        let mut entries = Vec::with_capacity(self.patches.by_place.len());
+        for (&(shard, offset), (path, id, patches)) in &self.patches.by_place {
+            // The row as the commit leaves it, if it is still at this place (it is
+            // the same row: a place is never reused within a batch).
+            let after = self
+                .index
+                .file_by_id(*id)?
+                .filter(|f| (f.shard, f.offset) == (shard, offset) && f.size > 0);
+            entries.push(Entry {
+                path: path.clone(),
+                shard,
+                offset,
+                after: after.map(|f| (f.size, f.crc32c.unwrap_or(0))),
+                ranges: patches.iter().map(|p| (p.at, p.len)).collect(),
+            });
+        }
+        Ok(entries)
+    }
+}
+
+/// The CRC of ranges that cover a whole new content.
+fn crc_of(path: &str, ranges: &[Range<'_>]) -> Result<u32> {
+    let mut crc = Crc32c::new();
+    let mut buf = Vec::new();
+    for r in ranges {
+        if let Src::Bytes(b) = r.src {
+            crc.update(b);
+            continue;
+        }
+        buf.resize(CHUNK.min(r.len as usize), 0);
+        let mut from = 0;
+        while from < r.len {
+            let n = (r.len - from).min(CHUNK as u64) as usize;
+            r.fill(from, &mut buf[..n]).at(path)?;
+            crc.update(&buf[..n]);
+            from += n as u64;
+        }
+    }
+    Ok(crc.value())
+}
+
+/// One file's part of a journal: its place, its row after the commit (size and
+/// CRC; `None`: no file there then) and the ranges (offset in the file, length)
+/// whose old bytes are saved.
+struct Entry {
+    path: String,
+    shard: u64,
+    offset: u64,
+    after: Option<(u64, u32)>,
+    ranges: Vec<(u64, u64)>,
+}
+
+/// Save the bytes the entries' ranges are about to lose in the journal; synced.
+fn write_journal(journal: &Path, layout: &Layout, entries: &[Entry]) -> Result<()> {
+    let file = File::create(journal).at(journal)?;
+    let mut out = CrcWriter {
+        inner: BufWriter::with_capacity(CHUNK, file),
+        crc: Crc32c::new(),
+    };
+    let mut buf = vec![0u8; CHUNK];
+    let put = |out: &mut CrcWriter<_>, b: &[u8]| out.write_all(b).at(journal);
+    put(&mut out, MAGIC)?;
+    put(&mut out, &(entries.len() as u32).to_le_bytes())?;
+    let mut open: HashMap<u64, (File, PathBuf)> = HashMap::new();
+    for e in entries {
+        let (shard, shard_path) = match open.entry(e.shard) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let p = layout.shard_path(e.shard);
+                let f = File::open(&p).at(&p)?;
+                v.insert((f, p))
+            }
+        };
+        let (shard, shard_path): (&File, &PathBuf) = (shard, shard_path);
+        put(&mut out, &(e.path.len() as u32).to_le_bytes())?;
+        put(&mut out, e.path.as_bytes())?;
+        put(&mut out, &e.shard.to_le_bytes())?;
+        put(&mut out, &e.offset.to_le_bytes())?;
+        let (present, size, crc) = match e.after {
+            Some((size, crc)) => (1u8, size, crc),
+            None => (0, 0, 0),
+        };
+        put(&mut out, &[present])?;
+        put(&mut out, &size.to_le_bytes())?;
+        put(&mut out, &crc.to_le_bytes())?;
+        put(&mut out, &(e.ranges.len() as u32).to_le_bytes())?;
+        for &(at, len) in &e.ranges {
+            put(&mut out, &at.to_le_bytes())?;
+            put(&mut out, &len.to_le_bytes())?;
+            let mut from = 0;
+            while from < len {
+                let n = (len - from).min(CHUNK as u64) as usize;
+                shard
+                    .read_exact_at(&mut buf[..n], e.offset + at + from)
+                    .at(shard_path)?;
+                put(&mut out, &buf[..n])?;
+                from += n as u64;
+            }
+        }
+    }
+    let sum = out.crc.value();
+    let mut file = out
+        .inner
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .at(journal)?;
+    file.write_all(&sum.to_le_bytes()).at(journal)?;
+    file.sync_all().at(journal)?;
+    shards::sync_dir(journal)
+}
+
+/// A writer that sums what goes through it.
+struct CrcWriter<W> {
+    inner: W,
+    crc: Crc32c,
+}
+
+impl<W: Write> Write for CrcWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Finish what an interrupted commit with rewrites in place left behind, if
+/// anything: put back the saved bytes of every file whose row is not what the
+/// commit made it, then remove the journal (docs/FORMAT.md §7.4). Run by every
+/// writer when it opens an archive (before anything else changes it) and after a
+/// rollback.
+pub(crate) fn recover(layout: &Layout, index: &Index) -> Result<()> {
+    let journal = layout.undo_journal();
+    let data = match std::fs::read(&journal) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(&journal, e)),
+    };
+    // A journal cut short was being written before any shard was touched: there is
+    // nothing to undo.
+    for e in parse(&data).unwrap_or_default() {
+        let now = index.file_at(e.shard, e.offset)?;
+        let committed = match (now, e.after) {
+            (Some(f), Some(after)) => (f.size, f.crc32c.unwrap_or(0)) == after,
+            (None, None) => true,
+            _ => false,
+        };
+        if committed {
+            continue;
+        }
+        let shard_path = layout.shard_path(e.shard);
+        if shards::is_link(&shard_path) {
+            return Err(Error::InvalidOperation(format!(
+                "{}: names shard {}, a symbolic link; not undone (remove the journal to go on)",
+                journal.display(),
+                shard_path.display()
+            )));
+        }
+        let shard = OpenOptions::new()
+            .write(true)
+            .open(&shard_path)
+            .at(&shard_path)?;
+        for (at, bytes) in &e.ranges {
+            shard.write_all_at(bytes, e.offset + at).at(&shard_path)?;
+        }
+        shard.sync_data().at(&shard_path)?;
+        log::info!("{}: an interrupted rewrite in place was undone", e.path);
+    }
+    std::fs::remove_file(&journal).at(&journal)?;
+    shards::sync_dir(&journal)
+}
+
+/// A journal entry as read back: the saved bytes are slices of the journal.
+struct Saved<'a> {
+    path: String,
+    shard: u64,
+    offset: u64,
+    after: Option<(u64, u32)>,
+    ranges: Vec<(u64, &'a [u8])>,
+}
+
+/// The entries of the journal in `data`, or `None` when it is cut short or
+/// damaged.
+fn parse<'a>(data: &'a [u8]) -> Option<Vec<Saved<'a>>> {
+    let (body, sum) = data.split_at_checked(data.len().checked_sub(4)?)?;
+    if crate::core::crc::crc32c(body) != u32::from_le_bytes(sum.try_into().ok()?) {
+        return None;
+    }
+    let mut r = body.strip_prefix(MAGIC)?;
+    let mut take = |n: usize| -> Option<&'a [u8]> {
+        let (a, b) = r.split_at_checked(n)?;
+        r = b;
+        Some(a)
+    };
+    let u32_ = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    let u64_ = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    let count = u32_(take(4)?);
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let n = u32_(take(4)?) as usize;
+        let path = String::from_utf8_lossy(take(n)?).into_owned();
+        let shard = u64_(take(8)?);
+        let offset = u64_(take(8)?);
+        let present = take(1)?[0];
+        let size = u64_(take(8)?);
+        let crc = u32_(take(4)?);
+        let k = u32_(take(4)?);
+        let mut ranges = Vec::new();
+        for _ in 0..k {
+            let at = u64_(take(8)?);
+            let len = usize::try_from(u64_(take(8)?)).ok()?;
+            ranges.push((at, take(len)?));
+        }
+        out.push(Saved {
+            path,
+            shard,
+            offset,
+            after: (present != 0).then_some((size, crc)),
+            ranges,
+        });
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::entry::Meta;
+    use crate::core::writer::{CreateMode, WriterOptions};
+    use crate::Archive;
+
+    fn pieces_plan(pieces: &[(u64, &[u8])], zeros_from: u64, size: u64) -> Vec<(u64, u64, u8)> {
+        plan("f", NewContent::Pieces { pieces, zeros_from }, size)
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let kind = match r.src {
+                    Src::Bytes(_) => b'b',
+                    Src::Zeros => b'z',
+                    Src::File(..) => b'f',
+                };
+                (r.at, r.len, kind)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plans_fill_the_gaps_past_zeros_from_with_zeros() {
+        assert_eq!(pieces_plan(&[(2, b"ab")], 10, 10), vec![(2, 2, b'b')]);
+        assert_eq!(
+            pieces_plan(&[(2, b"ab")], 3, 10),
+            vec![(2, 2, b'b'), (4, 6, b'z')]
+        );
+        assert_eq!(
+            pieces_plan(&[(2, b"ab"), (8, b"c")], 0, 10),
+            vec![
+                (0, 2, b'z'),
+                (2, 2, b'b'),
+                (4, 4, b'z'),
+                (8, 1, b'b'),
+                (9, 1, b'z')
+            ]
+        );
+        for bad in [&[(4, &b"ab"[..]), (2, b"ab")][..], &[(9, b"ab")]] {
+            let content = NewContent::Pieces {
+                pieces: bad,
+                zeros_from: 10,
+            };
+            assert!(plan("f", content, 10).is_err());
+        }
+    }
+
+    const OLD: &[u8] = b"the old content of the file";
+    /// `OLD` after [`patch`].
+    const NEW: &[u8] = b"the NEW content of t\0\0";
+
+    fn archive(dir: &Path) -> PathBuf {
+        let p = dir.join("a.barecat");
+        let mut w = ArchiveWriter::open(&p, WriterOptions::with_mode(CreateMode::New)).unwrap();
+        w.add_file("x", Meta::default(), b"before", None).unwrap();
+        w.add_file("f", Meta::default(), OLD, None).unwrap();
+        w.add_file("y", Meta::default(), b"after", None).unwrap();
+        w.finish().unwrap();
+        p
+    }
+
+    fn append(p: &Path) -> ArchiveWriter {
+        ArchiveWriter::open(p, WriterOptions::with_mode(CreateMode::Append)).unwrap()
+    }
+
+    fn content(p: &Path) -> Vec<u8> {
+        let a = Archive::open(p).unwrap();
+        assert_eq!(a.read("x").unwrap(), b"before");
+        assert_eq!(a.read("y").unwrap(), b"after");
+        a.read("f").unwrap()
+    }
+
+    /// Rewrite "f" in place into `NEW` (in the open batch).
+    fn patch(w: &mut ArchiveWriter) -> Option<FileInfo> {
+        let content = NewContent::Pieces {
+            pieces: &[(4, b"NEW")],
+            zeros_from: 20,
+        };
+        w.rewrite_in_place("f", None, content, 22).unwrap()
+    }
+
+    /// A commit with a rewrite in place, stopped as a kill would stop it:
+    /// `steps` = 1 journal written, 2 shard written too, 3 rows committed too.
+    fn interrupted(p: &Path, steps: u32) {
+        let mut w = append(p);
+        assert!(patch(&mut w).is_some());
+        assert_eq!(
+            w.read_file(&w.index.file("f").unwrap().unwrap()).unwrap(),
+            NEW
+        );
+        w.shards.sync().unwrap();
+        let journal = if steps == 1 {
+            let entries = w.journal_entries().unwrap();
+            write_journal(&w.layout.undo_journal(), &w.layout, &entries).unwrap();
+            w.patches.clear();
+            None
+        } else {
+            w.apply_patches().unwrap()
+        };
+        if steps >= 3 {
+            w.commit().unwrap();
+        }
+        assert!(journal.is_none_or(|j| j.exists()));
+        // Dropped without removing the journal, as a kill leaves it.
+    }
+
+    #[test]
+    fn a_writer_opening_the_archive_finishes_an_interrupted_commit() {
+        for (steps, want) in [(1, OLD), (2, OLD), (3, NEW)] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = archive(dir.path());
+            interrupted(&p, steps);
+            let journal = Layout::current(&p).undo_journal();
+            assert!(journal.exists());
+            drop(append(&p));
+            assert!(!journal.exists(), "steps {steps}");
+            assert_eq!(content(&p), want, "steps {steps}");
+        }
+    }
+
+    #[test]
+    fn rewrites_reach_the_shard_with_the_commit_and_never_without_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = archive(dir.path());
+        let mut w = append(&p);
+        let fi = patch(&mut w).unwrap();
+        assert_eq!(
+            (fi.size, fi.crc32c),
+            (22, Some(crate::core::crc::crc32c(NEW)))
+        );
+        // Twice in one batch: the second sees the first.
+        let again = NewContent::Pieces {
+            pieces: &[(0, b"T")],
+            zeros_from: 100,
+        };
+        assert!(w.rewrite_in_place("f", None, again, 22).unwrap().is_some());
+        assert_eq!(
+            w.read_at(&w.index.file("f").unwrap().unwrap(), 0, 5)
+                .unwrap(),
+            b"The N"
+        );
+        assert_eq!(content(&p), OLD); // other readers: the committed state
+        drop(w); // not committed: nothing happened
+        assert_eq!(content(&p), OLD);
+        assert!(!Layout::current(&p).undo_journal().exists());
+        let mut w = append(&p);
+        patch(&mut w).unwrap();
+        w.finish().unwrap();
+        assert_eq!(content(&p), NEW);
+        assert!(!Layout::current(&p).undo_journal().exists());
+    }
+
+    #[test]
+    fn a_journal_cut_short_is_dropped_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = archive(dir.path());
+        interrupted(&p, 1);
+        let journal = Layout::current(&p).undo_journal();
+        let len = std::fs::metadata(&journal).unwrap().len();
+        OpenOptions::new()
+            .write(true)
+            .open(&journal)
+            .unwrap()
+            .set_len(len - 3)
+            .unwrap();
+        drop(append(&p));
+        assert!(!journal.exists());
+        assert_eq!(content(&p), OLD);
+    }
+
+    #[test]
+    fn rewrites_that_cannot_be_done_in_place_change_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = archive(dir.path());
+        let mut w = append(&p);
+        let grow = NewContent::Pieces {
+            pieces: &[],
+            zeros_from: 0,
+        };
+        assert!(w.rewrite_in_place("f", None, grow, 100).unwrap().is_none());
+        let stale = w.rewrite_in_place("f", Some((0, 1, 2)), grow, 1);
+        assert!(matches!(stale, Err(Error::InvalidOperation(_))));
+        assert!(matches!(
+            w.rewrite_in_place("nope", None, grow, 0),
+            Err(Error::NotFound(_))
+        ));
+        // A second row over the same bytes (not something our writers make).
+        let (_, f) = w.index.file_with_id("f").unwrap().unwrap();
+        let mut twin = f.clone();
+        twin.path = "twin".into();
+        w.index.insert_file(&twin, None).unwrap();
+        assert!(w.rewrite_in_place("f", None, grow, 1).unwrap().is_none());
+        drop(w);
+        assert!(!Layout::current(&p).undo_journal().exists());
+        assert_eq!(content(&p), OLD);
+    }
+
+    #[test]
+    fn journals_parse_back_and_damage_is_seen() {
+        let mut body = MAGIC.to_vec();
+        body.extend_from_slice(&1u32.to_le_bytes());
+        body.extend_from_slice(&1u32.to_le_bytes());
+        body.extend_from_slice(b"p");
+        body.extend_from_slice(&1u64.to_le_bytes());
+        body.extend_from_slice(&2u64.to_le_bytes());
+        body.push(1);
+        body.extend_from_slice(&5u64.to_le_bytes());
+        body.extend_from_slice(&6u32.to_le_bytes());
+        body.extend_from_slice(&1u32.to_le_bytes());
+        body.extend_from_slice(&7u64.to_le_bytes());
+        body.extend_from_slice(&2u64.to_le_bytes());
+        body.extend_from_slice(b"xy");
+        let mut data = body.clone();
+        data.extend_from_slice(&crate::core::crc::crc32c(&body).to_le_bytes());
+        let j = parse(&data).unwrap();
+        assert_eq!(j.len(), 1);
+        assert_eq!((j[0].path.as_str(), j[0].shard, j[0].offset), ("p", 1, 2));
+        assert_eq!(j[0].after, Some((5, 6)));
+        assert_eq!(j[0].ranges, vec![(7, &b"xy"[..])]);
+        for cut in 0..data.len() {
+            assert!(parse(&data[..cut]).is_none(), "cut at {cut}");
+        }
+        let mut bad = data.clone();
+        bad[20] ^= 1;
+        assert!(parse(&bad).is_none());
+    }
+}
