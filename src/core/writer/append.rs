@@ -551,6 +551,15 @@ impl ArchiveWriter {
     /// Up to `len` bytes of `fi` from `offset` (clamped to the file), not CRC-checked;
     /// see [`read_file`](Self::read_file).
     pub fn read_at(&mut self, fi: &FileInfo, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let start = offset.min(fi.size);
+        let mut buf = vec![0u8; len.min(fi.size - start) as usize];
+        self.read_into(fi, start, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Fill `buf` with the bytes of `fi` from `at` (which must lie within the
+    /// file), as [`read_at`](Self::read_at) reads them.
+    pub(super) fn read_into(&mut self, fi: &FileInfo, at: u64, buf: &mut [u8]) -> Result<()> {
         self.check_usable()?;
         // Bytes already in the shard file (a file committed a while ago) are read
         // without a flush, which would cost a device round trip with direct I/O.
@@ -559,10 +568,8 @@ impl ArchiveWriter {
                 return self.poison(e);
             }
         }
-        let start = offset.min(fi.size);
-        let mut buf = vec![0u8; len.min(fi.size - start) as usize];
         let (file, path) = self.shard_reader(fi.shard)?;
-        match std::os::unix::fs::FileExt::read_exact_at(file, &mut buf, fi.offset + start) {
+        match std::os::unix::fs::FileExt::read_exact_at(file, buf, fi.offset + at) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 let shard_len = file.metadata().at(path)?.len();
@@ -579,8 +586,7 @@ impl ArchiveWriter {
             }
             Err(e) => return Err(Error::io(path, e)),
         }
-        self.patches.overlay(fi, start, &mut buf)?;
-        Ok(buf)
+        self.patches.overlay(fi, at, buf)
     }
 
     /// Commit at most this often and every this many bytes from now on (see

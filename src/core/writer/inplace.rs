@@ -10,7 +10,8 @@
 //! the bytes about to be overwritten in an undo journal (`P-undo`) and syncs it,
 //! writes the new bytes and syncs the shards, commits the rows, then removes the
 //! journal. [`recover`], run by every writer when it opens an archive, puts back the
-//! saved bytes of a commit that never happened.
+//! saved bytes of a commit that never happened: of each file whose row still has
+//! the size and CRC it had before.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -170,19 +171,28 @@ impl Patch {
 }
 
 /// The rewrites in place of the open batch, by the place of the file's bytes
-/// (shard, offset): the file's path and row id, and its rewrites in the order
-/// they were made.
+/// (shard, offset).
 #[derive(Default)]
 pub(super) struct Patches {
-    by_place: HashMap<(u64, u64), (String, i64, Vec<Patch>)>,
+    by_place: HashMap<(u64, u64), Place>,
     bytes: u64,
+}
+
+/// The rewrites of one file's bytes in the open batch.
+struct Place {
+    /// The file's path (for messages).
+    path: String,
+    /// Its size and CRC before the first of them.
+    before: (u64, u32),
+    /// In the order they were made.
+    patches: Vec<Patch>,
 }
 
 impl Patches {
     /// Put the waiting new bytes over `buf`, which holds the stored bytes of `fi`
     /// from `at`.
     pub(super) fn overlay(&self, fi: &FileInfo, at: u64, buf: &mut [u8]) -> Result<()> {
-        let Some((_, _, patches)) = self.by_place.get(&(fi.shard, fi.offset)) else {
+        let Some(Place { patches, .. }) = self.by_place.get(&(fi.shard, fi.offset)) else {
             return Ok(());
         };
         let end = at + buf.len() as u64;
@@ -280,8 +290,12 @@ impl ArchiveWriter {
             .patches
             .by_place
             .entry((old.shard, old.offset))
-            .or_insert_with(|| (old.path.clone(), id, Vec::new()));
-        entry.2.extend(waiting);
+            .or_insert_with(|| Place {
+                path: old.path.clone(),
+                before: (old.size, old.crc32c.unwrap_or(0)),
+                patches: Vec::new(),
+            });
+        entry.patches.extend(waiting);
         self.patches.bytes += bytes;
         if let Some(b) = self.batch.as_mut() {
             b.bytes += bytes;
@@ -304,10 +318,12 @@ impl ArchiveWriter {
         let mut was = Crc32c::new();
         let mut next = 0; // the first range that may still overlap the chunk
         let mut at = 0u64;
+        let mut buf = vec![0u8; CHUNK.min(old.size as usize)];
         while at < old.size {
             let n = (old.size - at).min(CHUNK as u64);
-            let mut chunk = self.read_at(old, at, n)?;
-            was.update(&chunk);
+            let chunk = &mut buf[..n as usize];
+            self.read_into(old, at, chunk)?;
+            was.update(chunk);
             let end = at + n;
             while next < ranges.len() && ranges[next].end() <= at {
                 next += 1;
@@ -350,7 +366,7 @@ impl ArchiveWriter {
         write_journal(&journal, &self.layout, &entries)?;
         let mut touched = HashMap::new();
         let mut buf = vec![0u8; CHUNK];
-        for (&(shard, offset), (_, _, patches)) in &self.patches.by_place {
+        for (&(shard, offset), Place { patches, .. }) in &self.patches.by_place {
             let file = match touched.entry(shard) {
                 std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
                 std::collections::hash_map::Entry::Vacant(v) => {
@@ -386,26 +402,20 @@ impl ArchiveWriter {
 }
 
 impl ArchiveWriter {
-    /// What the journal of the batch's rewrites in place says, the rows after the
-    /// commit included.
+    /// What the journal of the batch's rewrites in place says.
     fn journal_entries(&self) -> Result<Vec<Entry>> {
-        let mut entries = Vec::with_capacity(self.patches.by_place.len());
-        for (&(shard, offset), (path, id, patches)) in &self.patches.by_place {
-            // The row as the commit leaves it, if it is still at this place (it is
-            // the same row: a place is never reused within a batch).
-            let after = self
-                .index
-                .file_by_id(*id)?
-                .filter(|f| (f.shard, f.offset) == (shard, offset) && f.size > 0);
-            entries.push(Entry {
-                path: path.clone(),
+        Ok(self
+            .patches
+            .by_place
+            .iter()
+            .map(|(&(shard, offset), p)| Entry {
+                path: p.path.clone(),
                 shard,
                 offset,
-                after: after.map(|f| (f.size, f.crc32c.unwrap_or(0))),
-                ranges: patches.iter().map(|p| (p.at, p.len)).collect(),
-            });
-        }
-        Ok(entries)
+                before: p.before,
+                ranges: p.patches.iter().map(|p| (p.at, p.len)).collect(),
+            })
+            .collect())
     }
 }
 
@@ -430,14 +440,13 @@ fn crc_of(path: &str, ranges: &[Range<'_>]) -> Result<u32> {
     Ok(crc.value())
 }
 
-/// One file's part of a journal: its place, its row after the commit (size and
-/// CRC; `None`: no file there then) and the ranges (offset in the file, length)
-/// whose old bytes are saved.
+/// One file's part of a journal: its place, its size and CRC before the batch's
+/// rewrites and the ranges (offset in the file, length) whose old bytes are saved.
 struct Entry {
     path: String,
     shard: u64,
     offset: u64,
-    after: Option<(u64, u32)>,
+    before: (u64, u32),
     ranges: Vec<(u64, u64)>,
 }
 
@@ -467,13 +476,8 @@ fn write_journal(journal: &Path, layout: &Layout, entries: &[Entry]) -> Result<(
         put(&mut out, e.path.as_bytes())?;
         put(&mut out, &e.shard.to_le_bytes())?;
         put(&mut out, &e.offset.to_le_bytes())?;
-        let (present, size, crc) = match e.after {
-            Some((size, crc)) => (1u8, size, crc),
-            None => (0, 0, 0),
-        };
-        put(&mut out, &[present])?;
-        put(&mut out, &size.to_le_bytes())?;
-        put(&mut out, &crc.to_le_bytes())?;
+        put(&mut out, &e.before.0.to_le_bytes())?;
+        put(&mut out, &e.before.1.to_le_bytes())?;
         put(&mut out, &(e.ranges.len() as u32).to_le_bytes())?;
         for &(at, len) in &e.ranges {
             put(&mut out, &at.to_le_bytes())?;
@@ -519,10 +523,12 @@ impl<W: Write> Write for CrcWriter<W> {
 }
 
 /// Finish what an interrupted commit with rewrites in place left behind, if
-/// anything: put back the saved bytes of every file whose row is not what the
-/// commit made it, then remove the journal (docs/FORMAT.md §7.4). Run by every
-/// writer when it opens an archive (before anything else changes it) and after a
-/// rollback.
+/// anything: put back the saved bytes of every file whose row is still what it
+/// was before the commit (the commit did not happen), then remove the journal
+/// (docs/FORMAT.md §7.4). A row that is anything else is left alone: the commit
+/// happened, or the row changed since, and the journal is an old one (its removal
+/// is not synced). Run by every writer when it opens an archive (before anything
+/// else changes it) and after a rollback.
 pub(crate) fn recover(layout: &Layout, index: &Index) -> Result<()> {
     let journal = layout.undo_journal();
     let data = match std::fs::read(&journal) {
@@ -534,12 +540,7 @@ pub(crate) fn recover(layout: &Layout, index: &Index) -> Result<()> {
     // nothing to undo.
     for e in parse(&data).unwrap_or_default() {
         let now = index.file_at(e.shard, e.offset)?;
-        let committed = match (now, e.after) {
-            (Some(f), Some(after)) => (f.size, f.crc32c.unwrap_or(0)) == after,
-            (None, None) => true,
-            _ => false,
-        };
-        if committed {
+        if now.is_none_or(|f| (f.size, f.crc32c.unwrap_or(0)) != e.before) {
             continue;
         }
         let shard_path = layout.shard_path(e.shard);
@@ -569,7 +570,7 @@ struct Saved<'a> {
     path: String,
     shard: u64,
     offset: u64,
-    after: Option<(u64, u32)>,
+    before: (u64, u32),
     ranges: Vec<(u64, &'a [u8])>,
 }
 
@@ -595,7 +596,6 @@ fn parse<'a>(data: &'a [u8]) -> Option<Vec<Saved<'a>>> {
         let path = String::from_utf8_lossy(take(n)?).into_owned();
         let shard = u64_(take(8)?);
         let offset = u64_(take(8)?);
-        let present = take(1)?[0];
         let size = u64_(take(8)?);
         let crc = u32_(take(4)?);
         let k = u32_(take(4)?);
@@ -609,7 +609,7 @@ fn parse<'a>(data: &'a [u8]) -> Option<Vec<Saved<'a>>> {
             path,
             shard,
             offset,
-            after: (present != 0).then_some((size, crc)),
+            before: (size, crc),
             ranges,
         });
     }
@@ -770,6 +770,31 @@ mod tests {
     }
 
     #[test]
+    fn an_old_journal_that_comes_back_changes_nothing() {
+        // A committed rewrite whose journal removal was lost (a power loss), after
+        // which the file changed again: the journal no longer applies.
+        let dir = tempfile::tempdir().unwrap();
+        let p = archive(dir.path());
+        interrupted(&p, 3);
+        let journal = Layout::current(&p).undo_journal();
+        let kept = dir.path().join("kept");
+        std::fs::rename(&journal, &kept).unwrap();
+        let mut w = append(&p);
+        let again = NewContent::Pieces {
+            pieces: &[(0, b"T")],
+            zeros_from: 100,
+        };
+        assert!(w.rewrite_in_place("f", None, again, 22).unwrap().is_some());
+        w.finish().unwrap();
+        let now = b"The NEW content of t\0\0";
+        assert_eq!(content(&p), now);
+        std::fs::rename(&kept, &journal).unwrap();
+        drop(append(&p));
+        assert!(!journal.exists());
+        assert_eq!(content(&p), now);
+    }
+
+    #[test]
     fn a_journal_cut_short_is_dropped_and_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let p = archive(dir.path());
@@ -822,7 +847,6 @@ mod tests {
         body.extend_from_slice(b"p");
         body.extend_from_slice(&1u64.to_le_bytes());
         body.extend_from_slice(&2u64.to_le_bytes());
-        body.push(1);
         body.extend_from_slice(&5u64.to_le_bytes());
         body.extend_from_slice(&6u32.to_le_bytes());
         body.extend_from_slice(&1u32.to_le_bytes());
@@ -834,7 +858,7 @@ mod tests {
         let j = parse(&data).unwrap();
         assert_eq!(j.len(), 1);
         assert_eq!((j[0].path.as_str(), j[0].shard, j[0].offset), ("p", 1, 2));
-        assert_eq!(j[0].after, Some((5, 6)));
+        assert_eq!(j[0].before, (5, 6));
         assert_eq!(j[0].ranges, vec![(7, &b"xy"[..])]);
         for cut in 0..data.len() {
             assert!(parse(&data[..cut]).is_none(), "cut at {cut}");

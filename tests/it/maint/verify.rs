@@ -554,17 +554,16 @@ fn large_files_are_checked_across_reads() {
 }
 
 /// An undo journal in the layout of docs/FORMAT.md §7.4, for one file whose row
-/// after the commit would have had size and CRC `after`.
-fn undo_journal(row: &barecat::FileInfo, ranges: &[(u64, &[u8])], after: (u64, u32)) -> Vec<u8> {
+/// is `row` before the commit.
+fn undo_journal(row: &barecat::FileInfo, ranges: &[(u64, &[u8])]) -> Vec<u8> {
     let mut b = b"BCUNDO1\n".to_vec();
     b.extend_from_slice(&1u32.to_le_bytes());
     b.extend_from_slice(&(row.path.len() as u32).to_le_bytes());
     b.extend_from_slice(row.path.as_bytes());
     b.extend_from_slice(&row.shard.to_le_bytes());
     b.extend_from_slice(&row.offset.to_le_bytes());
-    b.push(1);
-    b.extend_from_slice(&after.0.to_le_bytes());
-    b.extend_from_slice(&after.1.to_le_bytes());
+    b.extend_from_slice(&row.size.to_le_bytes());
+    b.extend_from_slice(&row.crc32c.unwrap().to_le_bytes());
     b.extend_from_slice(&(ranges.len() as u32).to_le_bytes());
     for (at, bytes) in ranges {
         b.extend_from_slice(&at.to_le_bytes());
@@ -588,7 +587,7 @@ fn an_interrupted_rewrite_in_place_is_named_by_verify_and_undone_by_repair() {
     // A killed rewrite: the journal is on disk, the shard half written, the row old.
     fs::write(
         Layout::current(&p).undo_journal(),
-        undo_journal(&row, &[(2, &old[2..6])], (row.size, 1)),
+        undo_journal(&row, &[(2, &old[2..6])]),
     )
     .unwrap();
     let shard = Layout::current(&p).shard_path(row.shard);
