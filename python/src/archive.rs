@@ -803,13 +803,7 @@ impl Archive {
     #[pyo3(signature = (path=""))]
     fn listdir(&self, py: Python<'_>, path: &str) -> PyResult<Vec<String>> {
         let d = bpath::normalize(path);
-        let l = self.query(py, move |i| i.listing(&d))?;
-        Ok(l.dirs
-            .into_iter()
-            .map(|d| d.path)
-            .chain(l.files.into_iter().map(|f| f.path))
-            .map(|p| bpath::basename(&p).to_string())
-            .collect())
+        self.query(py, move |i| i.child_names(&d))
     }
 
     /// The normalized `path` and the subdirectory and file infos directly in it, each

@@ -83,16 +83,40 @@ impl Index {
     /// The subdirectories and files directly in the (normalized) directory `dir`,
     /// each sorted by path. A file or a missing path is an error.
     pub fn listing(&self, dir: &str) -> Result<Listing> {
-        if !self.is_dir(dir)? {
-            return Err(if self.is_file(dir)? {
-                Error::NotADirectory(dir.to_string())
-            } else {
-                Error::NotFound(dir.to_string())
-            });
-        }
+        self.check_listable(dir)?;
         Ok(Listing {
             dirs: self.child_dirs(dir)?,
             files: self.child_files(dir)?,
+        })
+    }
+
+    /// The names of the subdirectories, then of the files, directly in the
+    /// (normalized) directory `dir`, each sorted by path: [`listing`](Self::listing)
+    /// without decoding the rows. A file or a missing path is an error.
+    pub fn child_names(&self, dir: &str) -> Result<Vec<String>> {
+        self.check_listable(dir)?;
+        let mut out = Vec::new();
+        for sql in [
+            "SELECT path FROM dirs WHERE parent = ?1 ORDER BY path",
+            "SELECT path FROM files WHERE parent = ?1 ORDER BY path",
+        ] {
+            let mut st = self.conn.prepare_cached(sql).at(&self.path)?;
+            let mut rows = st.query([dir]).at(&self.path)?;
+            while let Some(r) = rows.next().at(&self.path)? {
+                out.push(crate::core::path::basename(self.path_of(r)?).to_string());
+            }
+        }
+        Ok(out)
+    }
+
+    fn check_listable(&self, dir: &str) -> Result<()> {
+        if self.is_dir(dir)? {
+            return Ok(());
+        }
+        Err(if self.is_file(dir)? {
+            Error::NotADirectory(dir.to_string())
+        } else {
+            Error::NotFound(dir.to_string())
         })
     }
 

@@ -741,6 +741,19 @@ fn listing_walk_glob_and_orders() {
         a.listdir("c.txt").unwrap_err(),
         Error::NotADirectory(_)
     ));
+    // The names alone: the same listing, directories first.
+    assert_eq!(
+        a.with_index(|i| i.child_names("a")).unwrap(),
+        names(vec!["b", ".hidden.jpg", "x.txt", "y.jpg"])
+    );
+    assert!(matches!(
+        a.with_index(|i| i.child_names("c.txt")).unwrap_err(),
+        Error::NotADirectory(_)
+    ));
+    assert!(matches!(
+        a.with_index(|i| i.child_names("nope")).unwrap_err(),
+        Error::NotFound(_)
+    ));
     let walked: Vec<String> = a
         .walk("", WalkOptions::default())
         .unwrap()
