@@ -225,7 +225,24 @@ class Index:
 
     def iterglob_paths(self, pattern, recursive=False, include_hidden=False, bufsize=None,
                        only_files=False):
-        return iter(self.glob_paths(pattern, recursive, include_hidden, only_files))
+        # A page of paths at a time (the first one now, so that a bad pattern
+        # raises here): the strings of a page are freed, and their memory reused,
+        # while the caller goes through the next ones.
+        limit = bufsize if isinstance(bufsize, int) and bufsize > 0 else 16384
+        page, after = _native._ix_glob_page(
+            self._bc, pattern, recursive, include_hidden, only_files, None, limit)
+
+        def pages(page, after):
+            yield page
+            while after is not None:
+                was = after
+                page, after = _native._ix_glob_page(
+                    self._bc, pattern, recursive, include_hidden, only_files, after, limit)
+                if after is not None and after <= was:
+                    raise RuntimeError(f"glob {pattern!r}: a page did not move past {was!r}")
+                yield page
+
+        return itertools.chain.from_iterable(pages(page, after))
 
     def iterglob_infos(self, pattern, recursive=False, include_hidden=False, bufsize=None,
                        only_files=False):

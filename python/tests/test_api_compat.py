@@ -629,6 +629,13 @@ def test_glob_matches_python(tmp_path_factory, paths, patterns, recursive, hidde
                 want = py_glob(p.index.glob_paths(pattern, recursive, hidden, only_files))
                 got = sorted(r.index.glob_paths(pattern, recursive, hidden, only_files))
                 assert got == want, (pattern, recursive, hidden, only_files)
+                # Read a page at a time, pages of every small size: the same
+                # paths in the same order as in one go.
+                whole = r.index.glob_paths(pattern, recursive, hidden, only_files)
+                for page in (1, 2, 3):
+                    paged = list(r.index.iterglob_paths(pattern, recursive, hidden, page,
+                                                        only_files))
+                    assert paged == whole, (pattern, page)
             assert sorted(r.glob(pattern, recursive=recursive)) == py_glob(
                 p.glob(pattern, recursive=recursive)), pattern
             assert sorted(r.index.raw_glob_paths(pattern)) == sorted(

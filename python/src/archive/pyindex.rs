@@ -80,6 +80,54 @@ pub fn _ix_glob<'py>(
     entries(py, found, true)
 }
 
+/// One page of a glob's paths: up to `limit` matches after `after` (in path
+/// order; None: from the first), and the path to resume after (None once the
+/// glob has no more). `iterglob_paths` reads a glob this way, so that the
+/// strings of a page are freed while the next is made.
+#[pyfunction]
+#[pyo3(signature = (bc, pattern, recursive, include_hidden, only_files, after=None, limit=4096))]
+#[allow(clippy::too_many_arguments)]
+pub fn _ix_glob_page<'py>(
+    py: Python<'py>,
+    bc: &Bound<'py, Archive>,
+    pattern: &str,
+    recursive: bool,
+    include_hidden: bool,
+    only_files: bool,
+    after: Option<String>,
+    limit: usize,
+) -> PyResult<(Bound<'py, PyList>, Option<String>)> {
+    let glob = Glob::new(
+        pattern,
+        GlobOptions {
+            recursive,
+            include_hidden,
+        },
+    )
+    .py()?;
+    let limit = limit.max(1);
+    let page = bc.get().lookup(py, move |i| {
+        let mut out = barecat::core::index::PathList::default();
+        let r = i.each_glob_path_after(&glob, only_files, after.as_deref(), &mut |p, d| {
+            out.push(p, d);
+            if out.len() >= limit {
+                // A full page: the scan stops here.
+                return Err(Error::Interrupted);
+            }
+            Ok(())
+        });
+        match r {
+            Ok(()) | Err(Error::Interrupted) => Ok(out),
+            Err(e) => Err(e),
+        }
+    })?;
+    let next = (page.len() >= limit)
+        .then(|| page.iter().last().map(|(p, _)| p.to_string()))
+        .flatten();
+    let list = PyList::new(py, page.iter().map(|(p, _)| PyString::new(py, p)))?;
+    Ok((list, next))
+}
+
 /// Entries whose path passes SQLite `GLOB` rules ((include, pattern) pairs):
 /// files then directories.
 #[pyfunction]
@@ -517,6 +565,7 @@ pub fn _api_remove(py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_ix_glob, m)?)?;
+    m.add_function(wrap_pyfunction!(_ix_glob_page, m)?)?;
     m.add_function(wrap_pyfunction!(_api_exists, m)?)?;
     m.add_function(wrap_pyfunction!(_api_remove, m)?)?;
     m.add_function(wrap_pyfunction!(_ix_raw_glob, m)?)?;

@@ -1,7 +1,7 @@
 //! Queries that only Python barecat's `Index` API asks (the binding's `bc.index`):
 //! SQLite `GLOB` filters over whole paths and the last file by address.
 
-use super::{Cond, Index, ScanOrder, ScanSpec, Table, DIR_COLS, FILE_COLS};
+use super::{Cond, Index, ScanKey, ScanOrder, ScanSpec, Table, DIR_COLS, FILE_COLS};
 use crate::core::entry::{Entry, FileInfo};
 use crate::core::error::Result;
 use crate::core::glob::{has_wildcards, Glob, GlobOptions};
@@ -188,7 +188,7 @@ impl Index {
         keep: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        self.each_path_with_prefix(table, prefix, filter, keep, &mut |p| {
+        self.each_path_with_prefix(table, prefix, filter, None, keep, &mut |p| {
             out.push(p.to_owned());
             Ok(())
         })?;
@@ -202,11 +202,13 @@ impl Index {
     /// lets SQLite leave out rows before they are handed over; it costs about a
     /// third of what handing a row over costs, so it is used only when the first
     /// [`PROBE_ROWS`] rows show that `keep` passes fewer than three in four.
+    /// With `start`, the scan begins after that key.
     fn each_path_with_prefix(
         &self,
         table: Table,
         prefix: &str,
         filter: Option<&str>,
+        start: Option<ScanKey>,
         keep: &dyn Fn(&str) -> bool,
         visit: &mut dyn FnMut(&str) -> Result<()>,
     ) -> Result<()> {
@@ -223,9 +225,9 @@ impl Index {
             visit(p)
         };
         let mut spec = plain.clone();
-        let mut after = None;
+        let mut after = start;
         if let Some(f) = filter {
-            let (n, next) = self.scan_rows(&plain, None, PROBE_ROWS, &mut each)?;
+            let (n, next) = self.scan_rows(&plain, after.as_ref(), PROBE_ROWS, &mut each)?;
             let Some(next) = next else {
                 return Ok(());
             };
@@ -284,6 +286,18 @@ impl Index {
         only_files: bool,
         visit: &mut dyn FnMut(&str, bool) -> Result<()>,
     ) -> Result<()> {
+        self.each_glob_path_after(glob, only_files, None, visit)
+    }
+
+    /// [`Self::each_glob_path`] from the first match after `after` (in path
+    /// order) on: how a glob is read a page at a time.
+    pub fn each_glob_path_after(
+        &self,
+        glob: &Glob,
+        only_files: bool,
+        after: Option<&str>,
+        visit: &mut dyn FnMut(&str, bool) -> Result<()>,
+    ) -> Result<()> {
         let mut ranges: Vec<(String, Option<String>)> = match self.glob_parents(glob)? {
             Some(parents) => parents
                 .into_iter()
@@ -305,11 +319,21 @@ impl Index {
         ranges.sort_unstable();
         let is_match = |p: &str| glob.is_match(p);
         for (prefix, pre) in &ranges {
-            let dirs = if only_files {
+            // A range whose paths all sort before `after` is done: its prefix sorts
+            // before it and is not a prefix of it.
+            let start = match after {
+                Some(a) if a.starts_with(prefix.as_str()) => Some(ScanKey::after_path(a)),
+                Some(a) if prefix.as_str() < a => continue,
+                _ => None,
+            };
+            let mut dirs = if only_files {
                 Vec::new()
             } else {
                 self.paths_with_prefix(Table::Dirs, prefix, pre.as_deref(), &is_match)?
             };
+            if let Some(a) = after {
+                dirs.retain(|d| d.as_str() > a);
+            }
             // The directories are few next to the files: each file is compared
             // with the next directory only.
             let mut dirs = dirs.iter().map(String::as_str).peekable();
@@ -317,6 +341,7 @@ impl Index {
                 Table::Files,
                 prefix,
                 pre.as_deref(),
+                start,
                 &is_match,
                 &mut |p| {
                     while let Some(d) = dirs.next_if(|d| *d < p) {
