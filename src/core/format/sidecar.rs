@@ -23,8 +23,13 @@ pub const MAGIC: [u8; 8] = *b"SFBTM\0\0\0";
 pub const FORMAT_VERSION: u32 = 3;
 /// Bytes before the zstd frame: magic and version.
 pub const HEADER_LEN: usize = 12;
-/// zstd level of the reference producer, and ours by default.
+/// zstd level of the reference producer, and of `barecat-sidecar` by default.
 pub const DEFAULT_LEVEL: i32 = 3;
+/// zstd level of the sidecar a writer writes when it finishes: at level 1 the
+/// sidecar of a 1M-file index is 1% larger (364 KB against 361 KB) and is
+/// compressed in a third of the time, which was most of what opening an
+/// archive for writing, adding one file and closing it cost.
+pub const WRITER_LEVEL: i32 = 1;
 /// The smallest SQLite page size.
 pub const MIN_PAGE_SIZE: u32 = 512;
 /// The largest SQLite page size (stored as 1 in the header).

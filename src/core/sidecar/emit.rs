@@ -21,7 +21,7 @@ use rusqlite::Connection;
 use super::raw::RawFile;
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::format::layout::Layout;
-use crate::core::format::sidecar::{encode_pages, page_range, DEFAULT_LEVEL};
+use crate::core::format::sidecar::{encode_pages, page_range, WRITER_LEVEL};
 
 use crate::core::index::pages;
 pub use crate::core::index::pages::SELECTION_SQL;
@@ -204,9 +204,9 @@ fn read_and_encode(
     pages::begin_read(conn).map_err(sql(index))?;
     let result = (|| {
         let file = RawFile::of(conn).map_err(|e| Refusal::Failed(Error::io(index, e)))?;
-        let pagenos = match super::select::walk(conn, &file, page_size) {
+        let (pagenos, read) = match super::select::walk(conn, &file, page_size) {
             Ok(Some(p)) => p,
-            Ok(None) => full_selection(conn, index)?,
+            Ok(None) => (full_selection(conn, index)?, Default::default()),
             Err(e) => return Err(dbstat_refusal(index, e)),
         };
         let mut short = None;
@@ -214,6 +214,11 @@ fn read_and_encode(
             page_size,
             &pagenos,
             |pageno, buf| {
+                // The interior pages the walk read are not read again.
+                if let Some(b) = read.get(&pageno).filter(|b| b.len() == buf.len()) {
+                    buf.copy_from_slice(b);
+                    return Ok(());
+                }
                 let got = file.read_at(buf, page_range(pageno, page_size).start)?;
                 if got < buf.len() {
                     short = Some(Refusal::ShortPageRead { pageno, got });
@@ -327,11 +332,11 @@ pub fn remove(layout: &Layout) -> Result<bool> {
     Ok(removed)
 }
 
-/// What our writers do when they finish an archive: write its sidecar, never
-/// failing. An expected refusal is a debug line, anything else a one-line warning
-/// (through the `log` facade).
+/// What our writers do when they finish an archive: write its sidecar (at
+/// [`WRITER_LEVEL`]), never failing. An expected refusal is a debug line,
+/// anything else a one-line warning (through the `log` facade).
 pub fn emit_best_effort(layout: &Layout, conn: &Connection) -> Option<Written> {
-    match write(layout, conn, DEFAULT_LEVEL) {
+    match write(layout, conn, WRITER_LEVEL) {
         Ok(w) => {
             log::debug!("{}: {} pages, {} bytes", w.path.display(), w.pages, w.bytes);
             Some(w)

@@ -43,7 +43,7 @@ mod select;
 
 pub use crate::core::format::sidecar::{
     encode, load, max_body_len, parse, PageMap, Rejection, RejectionKind, DEFAULT_LEVEL,
-    FORMAT_VERSION, MAGIC,
+    FORMAT_VERSION, MAGIC, WRITER_LEVEL,
 };
 pub use check::{check, CheckReport, Status};
 pub use emit::{build, emit_best_effort, rebuild, remove, write, Built, Refusal, Written};

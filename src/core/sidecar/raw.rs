@@ -14,9 +14,12 @@ use std::io;
 
 use rusqlite::{ffi, Connection};
 
-/// The main database file of a connection, as SQLite opened it.
+/// The main database file of a connection, as SQLite opened it. Used inside a
+/// read transaction of that connection, during which the file does not change:
+/// its size is asked once.
 pub(crate) struct RawFile<'c> {
     file: *mut ffi::sqlite3_file,
+    size: std::cell::OnceCell<u64>,
     _conn: &'c Connection,
 }
 
@@ -42,7 +45,11 @@ impl<'c> RawFile<'c> {
         if rc != ffi::SQLITE_OK || file.is_null() || unsafe { (*file).pMethods.is_null() } {
             return Err(sqlite_io(rc, "the index file is not open"));
         }
-        Ok(RawFile { file, _conn: conn })
+        Ok(RawFile {
+            file,
+            size: std::cell::OnceCell::new(),
+            _conn: conn,
+        })
     }
 
     fn methods(&self) -> &ffi::sqlite3_io_methods {
@@ -50,8 +57,16 @@ impl<'c> RawFile<'c> {
         unsafe { &*(*self.file).pMethods }
     }
 
-    /// The size of the file in bytes.
+    /// The size of the file in bytes (asked once).
     pub(crate) fn size(&self) -> io::Result<u64> {
+        if let Some(&s) = self.size.get() {
+            return Ok(s);
+        }
+        let s = self.file_size()?;
+        Ok(*self.size.get_or_init(|| s))
+    }
+
+    fn file_size(&self) -> io::Result<u64> {
         let f = self
             .methods()
             .xFileSize

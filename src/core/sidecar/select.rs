@@ -18,7 +18,7 @@
 //! gives `None`, and the caller falls back to the full `dbstat` selection, which is
 //! also what `barecat-sidecar --check` compares with.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::Connection;
 
@@ -35,11 +35,15 @@ const MAX_DEPTH: usize = 20;
 
 /// The pages of the selection, sorted, with page 1; `None` when the walk met
 /// something it does not expect. Runs inside the caller's read transaction.
+/// The pages read on the way, by number: the interior pages the selection holds,
+/// so that they need not be read again to be encoded.
+pub(super) type Read = HashMap<u32, Vec<u8>>;
+
 pub(super) fn walk(
     conn: &Connection,
     file: &RawFile<'_>,
     page_size: u32,
-) -> rusqlite::Result<Option<Vec<u32>>> {
+) -> rusqlite::Result<Option<(Vec<u32>, Read)>> {
     let page_count: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
     let Ok(page_count) = u32::try_from(page_count) else {
         return Ok(None);
@@ -68,6 +72,7 @@ pub(super) fn walk(
         page_count,
         buf: vec![0; page_size as usize],
         seen: HashSet::new(),
+        read: HashMap::new(),
     };
     for root in roots {
         let Ok(root) = u32::try_from(root) else {
@@ -80,7 +85,7 @@ pub(super) fn walk(
     }
     out.sort_unstable();
     out.dedup();
-    Ok(Some(out))
+    Ok(Some((out, walker.read)))
 }
 
 struct Walker<'a, 'c> {
@@ -91,6 +96,8 @@ struct Walker<'a, 'c> {
     /// Interior pages met so far, over all trees (a page in two trees, or twice
     /// in one, is a damaged index).
     seen: HashSet<u32>,
+    /// The interior pages read, kept.
+    read: Read,
 }
 
 enum Page {
@@ -140,17 +147,20 @@ impl Walker<'_, '_> {
         if p < 2 || p > self.page_count {
             return None;
         }
-        let at = (u64::from(p) - 1) * u64::from(self.page_size);
-        let got = self.file.read_at(&mut self.buf, at).ok()?;
-        if got < self.buf.len() {
-            return None;
+        if !self.read.contains_key(&p) {
+            let at = (u64::from(p) - 1) * u64::from(self.page_size);
+            let got = self.file.read_at(&mut self.buf, at).ok()?;
+            if got < self.buf.len() {
+                return None;
+            }
+            match self.buf[0] {
+                LEAF_INDEX | LEAF_TABLE => return Some(Page::Leaf),
+                INTERIOR_INDEX | INTERIOR_TABLE => {}
+                _ => return None,
+            }
+            self.read.insert(p, self.buf.clone());
         }
-        let b = &self.buf;
-        match b[0] {
-            LEAF_INDEX | LEAF_TABLE => return Some(Page::Leaf),
-            INTERIOR_INDEX | INTERIOR_TABLE => {}
-            _ => return None,
-        }
+        let b = &self.read[&p];
         let u16_at = |i: usize| u16::from_be_bytes([b[i], b[i + 1]]) as usize;
         let u32_at = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let cells = u16_at(3);
@@ -197,7 +207,7 @@ mod tests {
             .unwrap();
         let out = walk(conn, &file, page_size).unwrap();
         conn.execute_batch("COMMIT").unwrap();
-        out
+        out.map(|(pages, _)| pages)
     }
 
     /// Tables and indexes three and more levels deep, keys that spill into
