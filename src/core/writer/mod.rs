@@ -24,10 +24,11 @@
 //! deltas.
 //!
 //! Removals, moves and metadata changes are row writes in the same batch, with
-//! the same deltas (see `mutate`). A file rewritten where its bytes are commits on
-//! its own, behind an undo journal (see `inplace`). The module is split along
-//! those lines: this file opens the writer and runs its batches, `append` adds,
-//! `mutate` changes, `inplace` overwrites.
+//! the same deltas (see `mutate`). A file rewritten where its bytes are has its row
+//! changed in the batch too, and its new bytes written over the old ones by the
+//! commit, behind an undo journal (see `inplace`). The module is split along those
+//! lines: this file opens the writer and runs its batches, `append` adds, `mutate`
+//! changes, `inplace` overwrites.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
