@@ -24,7 +24,7 @@ import io
 import os
 import tempfile
 
-from ._native import BarecatFileInfo
+from ._native import BarecatFileInfo, _Archive
 from .exceptions import (
     BarecatPermissionError,
     BarecatReadOnlyError,
@@ -498,7 +498,7 @@ class BarecatReadWriteFileObject(BarecatFileObject):
             start = idx * _PAGE
             length = min(_PAGE, self._base.size - start)
             have = max(0, min(length, self._horizon - start))
-            page = bytearray(self._bc.read(self._base, start, have)) if have else bytearray()
+            page = bytearray(_Archive.read(self._bc, self._base, start, have)) if have else bytearray()
             if have < length:
                 page.extend(bytes(length - have))
             self._pages[idx] = page

@@ -1113,10 +1113,16 @@ impl Archive {
         let w = writer(&mut g);
         let p = bpath::check_member(write_path(path)).py()?;
         let index = w.index();
-        if p.is_empty() || index.is_dir(&p).py()? {
+        // A file first: a path is never a file and a directory at once (the
+        // schema's triggers), so an existing file needs no second lookup.
+        let file = if p.is_empty() {
+            None
+        } else {
+            index.file(&p).py()?
+        };
+        if file.is_none() && (p.is_empty() || index.is_dir(&p).py()?) {
             return Err(to_py_attached(Error::IsADirectory(p)));
         }
-        let file = index.file(&p).py()?;
         if file.is_none() {
             for a in bpath::ancestors(&p) {
                 if index.is_dir(a).py()? {

@@ -364,35 +364,34 @@ impl ArchiveWriter {
         let entries = self.journal_entries()?;
         let journal = self.layout.undo_journal();
         write_journal(&journal, &self.layout, &entries)?;
-        let mut touched = HashMap::new();
-        let mut buf = vec![0u8; CHUNK];
-        for (&(shard, offset), Place { patches, .. }) in &self.patches.by_place {
-            let file = match touched.entry(shard) {
-                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    let p = self.layout.shard_path(shard);
-                    let f = OpenOptions::new().write(true).open(&p).at(&p)?;
-                    v.insert((f, p))
-                }
+        let mut touched: HashMap<u64, (File, PathBuf)> = HashMap::new();
+        let mut places: Vec<(&(u64, u64), &Place)> = self.patches.by_place.iter().collect();
+        places.sort_unstable_by_key(|(k, _)| **k);
+        // Places close to each other are written together: their span is read,
+        // their new bytes put over it, and it is written back in one piece (the
+        // bytes between them, other files' or holes, are written as they were).
+        let mut group: Vec<(u64, &Place)> = Vec::new();
+        let mut group_shard = 0;
+        let mut span = 0..0u64;
+        let mut buf = Vec::new();
+        for (&(shard, offset), place) in places {
+            let Some(extent) = place.extent(offset) else {
+                continue;
             };
-            let (file, shard_path): &(File, PathBuf) = file;
-            for p in patches {
-                let mut from = 0;
-                while from < p.len {
-                    let n = (p.len - from).min(CHUNK as u64) as usize;
-                    let data: &[u8] = match &p.src {
-                        Owned::Bytes(b) => &b[from as usize..from as usize + n],
-                        _ => {
-                            p.fill(from, &mut buf[..n]).at(shard_path)?;
-                            &buf[..n]
-                        }
-                    };
-                    file.write_all_at(data, offset + p.at + from)
-                        .at(shard_path)?;
-                    from += n as u64;
-                }
+            let joins = !group.is_empty()
+                && shard == group_shard
+                && extent.start <= span.end + GROUP_GAP
+                && extent.end - span.start <= GROUP_SPAN;
+            if !joins {
+                self.write_group(&mut touched, group_shard, &span, &group, &mut buf)?;
+                group.clear();
+                group_shard = shard;
+                span = extent.clone();
             }
+            span = span.start.min(extent.start)..span.end.max(extent.end);
+            group.push((offset, place));
         }
+        self.write_group(&mut touched, group_shard, &span, &group, &mut buf)?;
         for (file, path) in touched.values() {
             file.sync_data().at(path)?;
         }
@@ -401,10 +400,83 @@ impl ArchiveWriter {
     }
 }
 
+/// Places whose new bytes are at most this far apart are written together...
+const GROUP_GAP: u64 = 16 << 10;
+/// ...in spans of at most this many bytes.
+const GROUP_SPAN: u64 = 1 << 20;
+
+impl Place {
+    /// The bytes of the shard that the place's rewrites cover, from the first
+    /// to the end of the last (`None` for none).
+    fn extent(&self, offset: u64) -> Option<std::ops::Range<u64>> {
+        let start = self.patches.iter().map(|p| p.at).min()?;
+        let end = self.patches.iter().map(|p| p.at + p.len).max()?;
+        Some(offset + start..offset + end)
+    }
+}
+
 impl ArchiveWriter {
-    /// What the journal of the batch's rewrites in place says.
+    /// Write the new bytes of a group of places of shard `shard` whose rewrites
+    /// lie in `span`: a small span is read, patched and written in one piece;
+    /// a large one (a single place's big rewrite) is written a chunk at a time.
+    fn write_group(
+        &self,
+        touched: &mut HashMap<u64, (File, PathBuf)>,
+        shard: u64,
+        span: &std::ops::Range<u64>,
+        group: &[(u64, &Place)],
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        if group.is_empty() {
+            return Ok(());
+        }
+        let (file, path) = match touched.entry(shard) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let p = self.layout.shard_path(shard);
+                let f = OpenOptions::new().read(true).write(true).open(&p).at(&p)?;
+                v.insert((f, p))
+            }
+        };
+        let len = span.end - span.start;
+        if len <= GROUP_SPAN {
+            buf.resize(len as usize, 0);
+            if group.len() > 1 || group[0].1.patches.len() > 1 {
+                // Bytes not rewritten are written back as they are.
+                file.read_exact_at(buf, span.start).at(&*path)?;
+            }
+            for (offset, place) in group {
+                for p in &place.patches {
+                    let at = (offset + p.at - span.start) as usize;
+                    p.fill(0, &mut buf[at..at + p.len as usize]).at(&*path)?;
+                }
+            }
+            return file.write_all_at(buf, span.start).at(&*path);
+        }
+        buf.resize(CHUNK, 0);
+        for (offset, place) in group {
+            for p in &place.patches {
+                let mut from = 0;
+                while from < p.len {
+                    let n = (p.len - from).min(CHUNK as u64) as usize;
+                    let data: &[u8] = match &p.src {
+                        Owned::Bytes(b) => &b[from as usize..from as usize + n],
+                        _ => {
+                            p.fill(from, &mut buf[..n]).at(&*path)?;
+                            &buf[..n]
+                        }
+                    };
+                    file.write_all_at(data, offset + p.at + from).at(&*path)?;
+                    from += n as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the journal of the batch's rewrites in place says, in address order.
     fn journal_entries(&self) -> Result<Vec<Entry>> {
-        Ok(self
+        let mut entries: Vec<Entry> = self
             .patches
             .by_place
             .iter()
@@ -415,7 +487,9 @@ impl ArchiveWriter {
                 before: p.before,
                 ranges: p.patches.iter().map(|p| (p.at, p.len)).collect(),
             })
-            .collect())
+            .collect();
+        entries.sort_unstable_by_key(|e| (e.shard, e.offset));
+        Ok(entries)
     }
 }
 
@@ -461,17 +535,8 @@ fn write_journal(journal: &Path, layout: &Layout, entries: &[Entry]) -> Result<(
     let put = |out: &mut CrcWriter<_>, b: &[u8]| out.write_all(b).at(journal);
     put(&mut out, MAGIC)?;
     put(&mut out, &(entries.len() as u32).to_le_bytes())?;
-    let mut open: HashMap<u64, (File, PathBuf)> = HashMap::new();
+    let mut reader = Window::default();
     for e in entries {
-        let (shard, shard_path) = match open.entry(e.shard) {
-            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                let p = layout.shard_path(e.shard);
-                let f = File::open(&p).at(&p)?;
-                v.insert((f, p))
-            }
-        };
-        let (shard, shard_path): (&File, &PathBuf) = (shard, shard_path);
         put(&mut out, &(e.path.len() as u32).to_le_bytes())?;
         put(&mut out, e.path.as_bytes())?;
         put(&mut out, &e.shard.to_le_bytes())?;
@@ -485,9 +550,7 @@ fn write_journal(journal: &Path, layout: &Layout, entries: &[Entry]) -> Result<(
             let mut from = 0;
             while from < len {
                 let n = (len - from).min(CHUNK as u64) as usize;
-                shard
-                    .read_exact_at(&mut buf[..n], e.offset + at + from)
-                    .at(shard_path)?;
+                reader.read(layout, e.shard, e.offset + at + from, &mut buf[..n])?;
                 put(&mut out, &buf[..n])?;
                 from += n as u64;
             }
@@ -502,6 +565,66 @@ fn write_journal(journal: &Path, layout: &Layout, entries: &[Entry]) -> Result<(
     file.write_all(&sum.to_le_bytes()).at(journal)?;
     file.sync_all().at(journal)?;
     shards::sync_dir(journal)
+}
+
+/// Bytes of shards read a window at a time: the journal's small ranges, in
+/// address order, cost one read per [`WINDOW`] bytes instead of one each.
+#[derive(Default)]
+struct Window {
+    /// The shard open, its number and path.
+    file: Option<(u64, File, PathBuf)>,
+    /// Where the window's bytes start in the shard, and the bytes.
+    start: u64,
+    data: Vec<u8>,
+}
+
+/// Bytes read at a time by [`Window`]; larger requests are read as they are.
+const WINDOW: usize = 256 << 10;
+
+impl Window {
+    /// Fill `out` with the bytes of shard `shard` at `at`.
+    fn read(&mut self, layout: &Layout, shard: u64, at: u64, out: &mut [u8]) -> Result<()> {
+        if self.file.as_ref().is_none_or(|f| f.0 != shard) {
+            let p = layout.shard_path(shard);
+            let f = File::open(&p).at(&p)?;
+            self.file = Some((shard, f, p));
+            self.data.clear();
+        }
+        let (_, file, path) = self.file.as_ref().expect("opened above");
+        let end = at + out.len() as u64;
+        if at >= self.start && end <= self.start + self.data.len() as u64 {
+            let from = (at - self.start) as usize;
+            out.copy_from_slice(&self.data[from..from + out.len()]);
+            return Ok(());
+        }
+        if out.len() > WINDOW / 4 {
+            return file.read_exact_at(out, at).at(path);
+        }
+        // A new window from `at`; it may end early at the end of the shard.
+        self.data.resize(WINDOW, 0);
+        let mut got = 0;
+        while got < WINDOW {
+            match file.read_at(&mut self.data[got..], at + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+        self.data.truncate(got);
+        self.start = at;
+        if got < out.len() {
+            return Err(Error::io(
+                path,
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "shard shorter than a file in it",
+                ),
+            ));
+        }
+        out.copy_from_slice(&self.data[..out.len()]);
+        Ok(())
+    }
 }
 
 /// A writer that sums what goes through it.
@@ -767,6 +890,53 @@ mod tests {
         w.finish().unwrap();
         assert_eq!(content(&p), NEW);
         assert!(!Layout::current(&p).undo_journal().exists());
+    }
+
+    #[test]
+    fn many_rewrites_close_together_commit_as_they_were_made() {
+        // Neighbouring files rewritten in one batch are written in groups (a span
+        // read, patched and written back): every file ends with its own new bytes,
+        // the files between them untouched, overlapping rewrites in their order.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.barecat");
+        let mut w = ArchiveWriter::open(&p, WriterOptions::with_mode(CreateMode::New)).unwrap();
+        let body = |i: usize| vec![b'a' + (i % 26) as u8; 3000 + i];
+        for i in 0..200 {
+            w.add_file(&format!("f{i:03}"), Meta::default(), &body(i), None)
+                .unwrap();
+        }
+        w.finish().unwrap();
+        let mut w = append(&p);
+        let mut want: Vec<Vec<u8>> = (0..200).map(body).collect();
+        for i in (0..200).filter(|i| i % 3 != 1) {
+            let at = (i * 7) % 2900;
+            let patch = vec![b'#'; 50];
+            let content = NewContent::Pieces {
+                pieces: &[(at as u64, &patch)],
+                zeros_from: u64::MAX,
+            };
+            let size = want[i].len() as u64;
+            let fi = w.rewrite_in_place(&format!("f{i:03}"), None, content, size);
+            assert!(fi.unwrap().is_some());
+            want[i][at..at + 50].fill(b'#');
+            if i % 10 == 0 {
+                // Again, overlapping the first, and shorter.
+                let content = NewContent::Pieces {
+                    pieces: &[(at as u64 + 25, b"XYZ")],
+                    zeros_from: u64::MAX,
+                };
+                let fi = w.rewrite_in_place(&format!("f{i:03}"), None, content, size - 1);
+                assert!(fi.unwrap().is_some());
+                want[i][at + 25..at + 28].copy_from_slice(b"XYZ");
+                want[i].pop();
+            }
+        }
+        w.finish().unwrap();
+        assert!(!Layout::current(&p).undo_journal().exists());
+        let a = Archive::open(&p).unwrap();
+        for (i, want) in want.iter().enumerate() {
+            assert_eq!(&a.read(&format!("f{i:03}")).unwrap(), want, "f{i:03}");
+        }
     }
 
     #[test]
