@@ -221,33 +221,36 @@ class Index:
     # ---------------------------------------------------------------- globs
 
     def glob_paths(self, pattern, recursive=False, include_hidden=False, only_files=False):
-        return _native._ix_glob(self._bc, pattern, recursive, include_hidden, only_files, False)
+        return _native._ix_glob(self._bc, pattern, recursive, include_hidden, only_files)
 
     def iterglob_paths(self, pattern, recursive=False, include_hidden=False, bufsize=None,
                        only_files=False):
-        # A page of paths at a time (the first one now, so that a bad pattern
-        # raises here): the strings of a page are freed, and their memory reused,
-        # while the caller goes through the next ones.
-        limit = bufsize if isinstance(bufsize, int) and bufsize > 0 else 16384
-        page, after = _native._ix_glob_page(
-            self._bc, pattern, recursive, include_hidden, only_files, None, limit)
-
-        def pages(page, after):
-            yield page
-            while after is not None:
-                was = after
-                page, after = _native._ix_glob_page(
-                    self._bc, pattern, recursive, include_hidden, only_files, after, limit)
-                if after is not None and after <= was:
-                    raise RuntimeError(f"glob {pattern!r}: a page did not move past {was!r}")
-                yield page
-
-        return itertools.chain.from_iterable(pages(page, after))
+        return self._glob_pages(pattern, recursive, include_hidden, bufsize, only_files, False)
 
     def iterglob_infos(self, pattern, recursive=False, include_hidden=False, bufsize=None,
                        only_files=False):
-        return iter(_native._ix_glob(self._bc, pattern, recursive, include_hidden, only_files,
-                                     True))
+        return self._glob_pages(pattern, recursive, include_hidden, bufsize, only_files, True)
+
+    def _glob_pages(self, pattern, recursive, include_hidden, bufsize, only_files, infos):
+        """A glob's paths (or infos) a page at a time, the first page read now (so
+        that a bad pattern raises here): the objects of a page are freed, and their
+        memory reused, while the caller goes through the next ones."""
+        limit = bufsize if isinstance(bufsize, int) and bufsize > 0 else 16384
+
+        def page(after):
+            return _native._ix_glob_page(self._bc, pattern, recursive, include_hidden,
+                                         only_files, after, limit, infos)
+
+        def pages(first, after):
+            yield first
+            while after is not None:
+                was = after
+                items, after = page(after)
+                if after is not None and after <= was:
+                    raise RuntimeError(f"glob {pattern!r}: a page did not move past {was!r}")
+                yield items
+
+        return itertools.chain.from_iterable(pages(*page(None)))
 
     def iterglob_infos_incl_excl(self, rules, default_include=True, only_files=False,
                                  bufsize=None):
@@ -262,7 +265,7 @@ class Index:
         # Each rule's matches (paths), in Rust; then the first match wins, per
         # entry of one scan of the index.
         matched = [
-            set(_native._ix_glob(self._bc, p, True, True, only_files, False))
+            set(_native._ix_glob(self._bc, p, True, True, only_files))
             for _, p in compiled
         ]
         everything = list(self.iter_all_fileinfos(order=Order.PATH))

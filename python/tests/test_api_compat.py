@@ -636,6 +636,11 @@ def test_glob_matches_python(tmp_path_factory, paths, patterns, recursive, hidde
                     paged = list(r.index.iterglob_paths(pattern, recursive, hidden, page,
                                                         only_files))
                     assert paged == whole, (pattern, page)
+                    infos = list(r.index.iterglob_infos(pattern, recursive, hidden, page,
+                                                        only_files))
+                    assert [i.path for i in infos] == whole, (pattern, page)
+                    assert all(isinstance(i, barecat_rs.BarecatDirInfo) == r.isdir(i.path)
+                               for i in infos)
             assert sorted(r.glob(pattern, recursive=recursive)) == py_glob(
                 p.glob(pattern, recursive=recursive)), pattern
             assert sorted(r.index.raw_glob_paths(pattern)) == sorted(

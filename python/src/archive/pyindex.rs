@@ -37,11 +37,11 @@ fn entries<'py>(py: Python<'py>, found: Vec<Entry>, infos: bool) -> PyResult<Bou
     Ok(list)
 }
 
-/// Files and directories matching a Python glob `pattern`, as infos (or paths),
-/// sorted by path. The paths come from the path indexes alone; infos are then
-/// looked up one by one.
+/// Paths of the files and directories matching a Python glob `pattern`, sorted by
+/// path, from the path indexes alone (`glob_paths`; `iterglob_*` read a page at a
+/// time, [`_ix_glob_page`]).
 #[pyfunction]
-#[pyo3(signature = (bc, pattern, recursive=false, include_hidden=false, only_files=false, infos=true))]
+#[pyo3(signature = (bc, pattern, recursive=false, include_hidden=false, only_files=false))]
 pub fn _ix_glob<'py>(
     py: Python<'py>,
     bc: &Bound<'py, Archive>,
@@ -49,7 +49,6 @@ pub fn _ix_glob<'py>(
     recursive: bool,
     include_hidden: bool,
     only_files: bool,
-    infos: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let glob = Glob::new(
         pattern,
@@ -59,33 +58,18 @@ pub fn _ix_glob<'py>(
         },
     )
     .py()?;
-    if !infos {
-        return bc.get().path_list(py, move |i, visit| {
-            i.each_glob_path(&glob, only_files, visit)
-        });
-    }
-    let found = bc.get().lookup(py, move |i| {
-        let paths = i.glob_paths(&glob, only_files)?;
-        let mut out = Vec::with_capacity(paths.len());
-        for (p, is_dir) in paths.iter() {
-            let e = if is_dir {
-                i.dir(p)?.map(Entry::Dir)
-            } else {
-                i.file(p)?.map(Entry::File)
-            };
-            out.extend(e);
-        }
-        Ok(out)
-    })?;
-    entries(py, found, true)
+    bc.get().path_list(py, move |i, visit| {
+        i.each_glob_path(&glob, only_files, visit)
+    })
 }
 
-/// One page of a glob's paths: up to `limit` matches after `after` (in path
-/// order; None: from the first), and the path to resume after (None once the
-/// glob has no more). `iterglob_paths` reads a glob this way, so that the
-/// strings of a page are freed while the next is made.
+/// One page of a glob's paths (or, with `infos`, their infos): up to `limit`
+/// matches after `after` (in path order; None: from the first), and the path to
+/// resume after (None once the glob has no more). `iterglob_paths` and
+/// `iterglob_infos` read a glob this way, so that the objects of a page are freed
+/// while the next is made.
 #[pyfunction]
-#[pyo3(signature = (bc, pattern, recursive, include_hidden, only_files, after=None, limit=4096))]
+#[pyo3(signature = (bc, pattern, recursive, include_hidden, only_files, after=None, limit=4096, infos=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn _ix_glob_page<'py>(
     py: Python<'py>,
@@ -96,6 +80,7 @@ pub fn _ix_glob_page<'py>(
     only_files: bool,
     after: Option<String>,
     limit: usize,
+    infos: bool,
 ) -> PyResult<(Bound<'py, PyList>, Option<String>)> {
     let glob = Glob::new(
         pattern,
@@ -106,7 +91,7 @@ pub fn _ix_glob_page<'py>(
     )
     .py()?;
     let limit = limit.max(1);
-    let page = bc.get().lookup(py, move |i| {
+    let (page, found) = bc.get().lookup(py, move |i| {
         let mut out = barecat::core::index::PathList::default();
         let r = i.each_glob_path_after(&glob, only_files, after.as_deref(), &mut |p, d| {
             out.push(p, d);
@@ -116,15 +101,32 @@ pub fn _ix_glob_page<'py>(
             }
             Ok(())
         });
-        match r {
-            Ok(()) | Err(Error::Interrupted) => Ok(out),
-            Err(e) => Err(e),
+        if let Err(e) = r {
+            if !matches!(e, Error::Interrupted) {
+                return Err(e);
+            }
         }
+        let mut found = Vec::new();
+        if infos {
+            for (p, is_dir) in out.iter() {
+                let e = if is_dir {
+                    i.dir(p)?.map(Entry::Dir)
+                } else {
+                    i.file(p)?.map(Entry::File)
+                };
+                found.extend(e);
+            }
+        }
+        Ok((out, found))
     })?;
     let next = (page.len() >= limit)
         .then(|| page.iter().last().map(|(p, _)| p.to_string()))
         .flatten();
-    let list = PyList::new(py, page.iter().map(|(p, _)| PyString::new(py, p)))?;
+    let list = if infos {
+        entries(py, found, true)?
+    } else {
+        PyList::new(py, page.iter().map(|(p, _)| PyString::new(py, p)))?
+    };
     Ok((list, next))
 }
 
