@@ -221,7 +221,7 @@ class Index:
     # ---------------------------------------------------------------- globs
 
     def glob_paths(self, pattern, recursive=False, include_hidden=False, only_files=False):
-        return _native._ix_glob(self._bc, pattern, recursive, include_hidden, only_files)
+        return self._bc._glob(pattern, recursive, include_hidden, only_files)
 
     def iterglob_paths(self, pattern, recursive=False, include_hidden=False, bufsize=None,
                        only_files=False):
@@ -265,7 +265,7 @@ class Index:
         # Each rule's matches (paths), in Rust; then the first match wins, per
         # entry of one scan of the index.
         matched = [
-            set(_native._ix_glob(self._bc, p, True, True, only_files))
+            set(self._bc._glob(p, True, True, only_files))
             for _, p in compiled
         ]
         everything = list(self.iter_all_fileinfos(order=Order.PATH))

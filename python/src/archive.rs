@@ -388,6 +388,29 @@ fn to_py_attached(e: Error) -> PyErr {
     Python::attach(|py| to_py(py, e))
 }
 
+/// A Python glob pattern with Python barecat's options.
+pub(crate) fn python_glob(pattern: &str, recursive: bool, include_hidden: bool) -> PyResult<Glob> {
+    Glob::new(
+        pattern,
+        GlobOptions {
+            recursive,
+            include_hidden,
+        },
+    )
+    .py()
+}
+
+/// An open file of our own for the descriptor `fd` of a Python file object (a
+/// spill file) that `path` is written from.
+fn dup_fd(fd: i32, path: &str) -> PyResult<File> {
+    // SAFETY: the caller keeps `fd` open for the duration of the call; it is
+    // duplicated, and only the duplicate is used.
+    unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
+        .try_clone_to_owned()
+        .map(File::from)
+        .map_err(|e| to_py_attached(Error::io(path, e)))
+}
+
 /// `fi`'s content as a new `bytes`, CRC-checked, read with the GIL released.
 fn read_whole<'py>(py: Python<'py>, a: &LibArchive, fi: &LibFile) -> PyResult<Bound<'py, PyBytes>> {
     if fi.size <= COPY_LIMIT {
@@ -833,14 +856,7 @@ impl Archive {
         include_hidden: bool,
         only_files: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let glob = Glob::new(
-            pattern,
-            GlobOptions {
-                recursive,
-                include_hidden,
-            },
-        )
-        .py()?;
+        let glob = python_glob(pattern, recursive, include_hidden)?;
         self.path_list(py, move |i, visit| {
             i.each_glob_path(&glob, only_files, visit)
         })
@@ -1154,17 +1170,7 @@ impl Archive {
         let mut g = self.write_access("writing through a file object")?;
         let w = writer(&mut g);
         let p = bpath::check_member(write_path(path)).py()?;
-        let spill = match fd {
-            Some(fd) => {
-                // SAFETY: the caller keeps `fd` open for the duration of this call;
-                // it is duplicated, and only the duplicate is used.
-                let owned = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
-                    .try_clone_to_owned()
-                    .map_err(|e| to_py_attached(Error::io(&p, e)))?;
-                Some(File::from(owned))
-            }
-            None => None,
-        };
+        let spill = fd.map(|fd| dup_fd(fd, &p)).transpose()?;
         let chunks = match data {
             Some(d) if d.is_instance_of::<PyList>() => Some(d.cast::<PyList>()?.clone()),
             _ => None,
@@ -1255,12 +1261,7 @@ impl Archive {
         let p = bpath::check_member(write_path(path)).py()?;
         let done = match fd {
             Some(fd) => {
-                // SAFETY: the caller keeps `fd` open for the duration of this call;
-                // it is duplicated, and only the duplicate is used.
-                let owned = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
-                    .try_clone_to_owned()
-                    .map_err(|e| to_py_attached(Error::io(&p, e)))?;
-                let f = File::from(owned);
+                let f = dup_fd(fd, &p)?;
                 w.rewrite_in_place(&p, Some(expect), NewContent::File(&f), new_size)
                     .py()?
             }

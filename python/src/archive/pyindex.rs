@@ -10,7 +10,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use barecat::core::glob::{Glob, GlobOptions};
 use barecat::core::path as bpath;
 use barecat::core::progress::Progress;
 use barecat::ingest::Duplicates;
@@ -37,32 +36,6 @@ fn entries<'py>(py: Python<'py>, found: Vec<Entry>, infos: bool) -> PyResult<Bou
     Ok(list)
 }
 
-/// Paths of the files and directories matching a Python glob `pattern`, sorted by
-/// path, from the path indexes alone (`glob_paths`; `iterglob_*` read a page at a
-/// time, [`_ix_glob_page`]).
-#[pyfunction]
-#[pyo3(signature = (bc, pattern, recursive=false, include_hidden=false, only_files=false))]
-pub fn _ix_glob<'py>(
-    py: Python<'py>,
-    bc: &Bound<'py, Archive>,
-    pattern: &str,
-    recursive: bool,
-    include_hidden: bool,
-    only_files: bool,
-) -> PyResult<Bound<'py, PyList>> {
-    let glob = Glob::new(
-        pattern,
-        GlobOptions {
-            recursive,
-            include_hidden,
-        },
-    )
-    .py()?;
-    bc.get().path_list(py, move |i, visit| {
-        i.each_glob_path(&glob, only_files, visit)
-    })
-}
-
 /// One page of a glob's paths (or, with `infos`, their infos): up to `limit`
 /// matches after `after` (in path order; None: from the first), and the path to
 /// resume after (None once the glob has no more). `iterglob_paths` and
@@ -82,14 +55,7 @@ pub fn _ix_glob_page<'py>(
     limit: usize,
     infos: bool,
 ) -> PyResult<(Bound<'py, PyList>, Option<String>)> {
-    let glob = Glob::new(
-        pattern,
-        GlobOptions {
-            recursive,
-            include_hidden,
-        },
-    )
-    .py()?;
+    let glob = super::python_glob(pattern, recursive, include_hidden)?;
     let limit = limit.max(1);
     let (page, found) = bc.get().lookup(py, move |i| {
         let mut out = barecat::core::index::PathList::default();
@@ -566,7 +532,6 @@ pub fn _api_remove(py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(_ix_glob, m)?)?;
     m.add_function(wrap_pyfunction!(_ix_glob_page, m)?)?;
     m.add_function(wrap_pyfunction!(_api_exists, m)?)?;
     m.add_function(wrap_pyfunction!(_api_remove, m)?)?;

@@ -53,24 +53,26 @@ pub enum NewContent<'a> {
 }
 
 /// Where the new bytes of a range come from.
-enum Src<'a> {
-    Bytes(&'a [u8]),
+enum Src {
+    Bytes(Vec<u8>),
     Zeros,
-    /// A file, from this offset.
-    File(&'a File, u64),
+    /// A file (a duplicate of the caller's descriptor), from this offset.
+    File(File, u64),
 }
 
-/// A range of a file that gets new bytes.
-struct Range<'a> {
+/// A range of a file that gets new bytes, as the writer keeps it until the
+/// commit.
+struct Patch {
+    /// Offset in the file.
     at: u64,
     len: u64,
-    src: Src<'a>,
+    src: Src,
 }
 
-impl Range<'_> {
+impl Patch {
     /// The new bytes of `[at + from, at + from + buf.len())`.
     fn fill(&self, from: u64, buf: &mut [u8]) -> io::Result<()> {
-        match self.src {
+        match &self.src {
             Src::Bytes(b) => buf.copy_from_slice(&b[from as usize..from as usize + buf.len()]),
             Src::Zeros => buf.fill(0),
             Src::File(f, base) => f.read_exact_at(buf, base + from)?,
@@ -83,25 +85,28 @@ impl Range<'_> {
     }
 }
 
-/// The ranges that get new bytes, sorted.
-fn plan<'a>(path: &str, content: NewContent<'a>, new_size: u64) -> Result<Vec<Range<'a>>> {
+/// The ranges that get new bytes, sorted, their bytes copied.
+fn plan(path: &str, content: NewContent<'_>, new_size: u64) -> Result<Vec<Patch>> {
     let (pieces, zeros_from) = match content {
         NewContent::File(f) => {
-            let whole = Range {
+            if new_size == 0 {
+                return Ok(Vec::new());
+            }
+            let src = Src::File(f.try_clone().at(path)?, 0);
+            return Ok(vec![Patch {
                 at: 0,
                 len: new_size,
-                src: Src::File(f, 0),
-            };
-            return Ok(if new_size > 0 { vec![whole] } else { vec![] });
+                src,
+            }]);
         }
         NewContent::Pieces { pieces, zeros_from } => (pieces, zeros_from.min(new_size)),
     };
     let mut out = Vec::with_capacity(pieces.len() + 1);
     let mut pos = 0u64;
-    let zeros = |out: &mut Vec<Range<'a>>, from: u64, to: u64| {
+    let zeros = |out: &mut Vec<Patch>, from: u64, to: u64| {
         let from = from.max(zeros_from);
         if from < to {
-            out.push(Range {
+            out.push(Patch {
                 at: from,
                 len: to - from,
                 src: Src::Zeros,
@@ -121,10 +126,10 @@ fn plan<'a>(path: &str, content: NewContent<'a>, new_size: u64) -> Result<Vec<Ra
             continue;
         }
         zeros(&mut out, pos, at);
-        out.push(Range {
+        out.push(Patch {
             at,
             len: bytes.len() as u64,
-            src: Src::Bytes(bytes),
+            src: Src::Bytes(bytes.to_vec()),
         });
         pos = end;
     }
@@ -132,42 +137,16 @@ fn plan<'a>(path: &str, content: NewContent<'a>, new_size: u64) -> Result<Vec<Ra
     Ok(out)
 }
 
-/// Whether `ranges` cover `[0, size)` without a gap.
-fn covers_all(ranges: &[Range<'_>], size: u64) -> bool {
+/// Whether `patches` cover `[0, size)` without a gap.
+fn covers_all(patches: &[Patch], size: u64) -> bool {
     let mut pos = 0;
-    for r in ranges {
-        if r.at != pos {
+    for p in patches {
+        if p.at != pos {
             return false;
         }
-        pos = r.end();
+        pos = p.end();
     }
     pos == size
-}
-
-/// New bytes waiting for the commit, as the writer keeps them.
-enum Owned {
-    Bytes(Vec<u8>),
-    Zeros,
-    File(File, u64),
-}
-
-/// One range of new bytes of a file, waiting for the commit.
-struct Patch {
-    /// Offset in the file.
-    at: u64,
-    len: u64,
-    src: Owned,
-}
-
-impl Patch {
-    fn fill(&self, from: u64, buf: &mut [u8]) -> io::Result<()> {
-        match &self.src {
-            Owned::Bytes(b) => buf.copy_from_slice(&b[from as usize..from as usize + buf.len()]),
-            Owned::Zeros => buf.fill(0),
-            Owned::File(f, base) => f.read_exact_at(buf, base + from)?,
-        }
-        Ok(())
-    }
 }
 
 /// The rewrites in place of the open batch, by the place of the file's bytes
@@ -208,6 +187,13 @@ impl Patches {
 
     pub(super) fn is_empty(&self) -> bool {
         self.by_place.is_empty()
+    }
+
+    /// The places, by (shard, offset).
+    fn in_address_order(&self) -> Vec<(&(u64, u64), &Place)> {
+        let mut places: Vec<_> = self.by_place.iter().collect();
+        places.sort_unstable_by_key(|(k, _)| **k);
+        places
     }
 
     pub(super) fn clear(&mut self) {
@@ -256,30 +242,16 @@ impl ArchiveWriter {
         if self.shard_is_link(old.shard)? || self.index.shares_bytes(id, &old)? {
             return Ok(None);
         }
-        let ranges = plan(&path, content, new_size)?;
-        let new_crc = if covers_all(&ranges, new_size) {
-            crc_of(&path, &ranges)?
+        let waiting = plan(&path, content, new_size)?;
+        let new_crc = if covers_all(&waiting, new_size) {
+            crc_of(&path, &waiting)?
         } else {
-            self.merged_crc(&old, &ranges, new_size)?
+            self.merged_crc(&old, &waiting, new_size)?
         };
-        if ranges.is_empty() && new_size == old.size && old.crc32c == Some(new_crc) {
+        if waiting.is_empty() && new_size == old.size && old.crc32c == Some(new_crc) {
             return Ok(Some(old));
         }
-        let mut waiting = Vec::with_capacity(ranges.len());
-        let mut bytes = 0;
-        for r in &ranges {
-            let src = match r.src {
-                Src::Bytes(b) => Owned::Bytes(b.to_vec()),
-                Src::Zeros => Owned::Zeros,
-                Src::File(f, base) => Owned::File(f.try_clone().at(&path)?, base),
-            };
-            bytes += r.len;
-            waiting.push(Patch {
-                at: r.at,
-                len: r.len,
-                src,
-            });
-        }
+        let bytes: u64 = waiting.iter().map(|p| p.len).sum();
         self.begin_batch()?;
         if let Err(e) = self.index.set_size_crc(id, new_size, new_crc) {
             return self.poison(e);
@@ -313,7 +285,7 @@ impl ArchiveWriter {
 
     /// The CRC of the new content of a partial rewrite, reading the old bytes (as
     /// the writer sees them) once; their CRC is checked against the row's first.
-    fn merged_crc(&mut self, old: &FileInfo, ranges: &[Range<'_>], new_size: u64) -> Result<u32> {
+    fn merged_crc(&mut self, old: &FileInfo, ranges: &[Patch], new_size: u64) -> Result<u32> {
         let mut new = Crc32c::new();
         let mut was = Crc32c::new();
         let mut next = 0; // the first range that may still overlap the chunk
@@ -361,12 +333,10 @@ impl ArchiveWriter {
         if self.patches.is_empty() {
             return Ok(None);
         }
-        let entries = self.journal_entries()?;
+        let places = self.patches.in_address_order();
         let journal = self.layout.undo_journal();
-        write_journal(&journal, &self.layout, &entries)?;
+        write_journal(&journal, &self.layout, &entries_of(&places))?;
         let mut touched: HashMap<u64, (File, PathBuf)> = HashMap::new();
-        let mut places: Vec<(&(u64, u64), &Place)> = self.patches.by_place.iter().collect();
-        places.sort_unstable_by_key(|(k, _)| **k);
         // Places close to each other are written together: their span is read,
         // their new bytes put over it, and it is written back in one piece (the
         // bytes between them, other files' or holes, are written as they were).
@@ -460,7 +430,7 @@ impl ArchiveWriter {
                 while from < p.len {
                     let n = (p.len - from).min(CHUNK as u64) as usize;
                     let data: &[u8] = match &p.src {
-                        Owned::Bytes(b) => &b[from as usize..from as usize + n],
+                        Src::Bytes(b) => &b[from as usize..from as usize + n],
                         _ => {
                             p.fill(from, &mut buf[..n]).at(&*path)?;
                             &buf[..n]
@@ -475,30 +445,32 @@ impl ArchiveWriter {
     }
 
     /// What the journal of the batch's rewrites in place says, in address order.
-    fn journal_entries(&self) -> Result<Vec<Entry>> {
-        let mut entries: Vec<Entry> = self
-            .patches
-            .by_place
-            .iter()
-            .map(|(&(shard, offset), p)| Entry {
-                path: p.path.clone(),
-                shard,
-                offset,
-                before: p.before,
-                ranges: p.patches.iter().map(|p| (p.at, p.len)).collect(),
-            })
-            .collect();
-        entries.sort_unstable_by_key(|e| (e.shard, e.offset));
-        Ok(entries)
+    #[cfg(test)]
+    fn journal_entries(&self) -> Vec<Entry> {
+        entries_of(&self.patches.in_address_order())
     }
 }
 
+/// The journal's entries for `places`, in their order.
+fn entries_of(places: &[(&(u64, u64), &Place)]) -> Vec<Entry> {
+    places
+        .iter()
+        .map(|&(&(shard, offset), p)| Entry {
+            path: p.path.clone(),
+            shard,
+            offset,
+            before: p.before,
+            ranges: p.patches.iter().map(|p| (p.at, p.len)).collect(),
+        })
+        .collect()
+}
+
 /// The CRC of ranges that cover a whole new content.
-fn crc_of(path: &str, ranges: &[Range<'_>]) -> Result<u32> {
+fn crc_of(path: &str, ranges: &[Patch]) -> Result<u32> {
     let mut crc = Crc32c::new();
     let mut buf = Vec::new();
     for r in ranges {
-        if let Src::Bytes(b) = r.src {
+        if let Src::Bytes(b) = &r.src {
             crc.update(b);
             continue;
         }
@@ -751,7 +723,7 @@ mod tests {
             .unwrap()
             .iter()
             .map(|r| {
-                let kind = match r.src {
+                let kind = match &r.src {
                     Src::Bytes(_) => b'b',
                     Src::Zeros => b'z',
                     Src::File(..) => b'f',
@@ -832,7 +804,7 @@ mod tests {
         );
         w.shards.sync().unwrap();
         let journal = if steps == 1 {
-            let entries = w.journal_entries().unwrap();
+            let entries = w.journal_entries();
             write_journal(&w.layout.undo_journal(), &w.layout, &entries).unwrap();
             w.patches.clear();
             None
